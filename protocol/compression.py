@@ -107,6 +107,18 @@ _BY_ID[NOOP] = ("noop", lambda data: data, _noop_decompress)
 AVAILABLE: tuple[str, ...] = tuple(_CODECS)
 
 
+def name_of(cid: int) -> str:
+    """The compressor's name (``noop`` for id 0)."""
+    return _BY_ID[cid][0]
+
+
+def uncompressed_size(message: bytes | bytearray) -> int:
+    """The size of the frame an OP_COMPRESSED ``message`` wraps (its declared uncompressedSize plus
+    the header), read without decompressing."""
+    size: int = COMPRESSED_PREFIX.unpack_from(message, HEADER_SIZE)[1]
+    return HEADER_SIZE + size
+
+
 def negotiate(requested: Iterable[object]) -> list[str]:
     """The compressors both sides support, in the client's order of preference."""
     return [name for name in requested if isinstance(name, str) and name in _CODECS]

@@ -319,6 +319,8 @@ class Connection(asyncio.Protocol):
                 # The header parsed (frames are length-checked), so the reply can reach the request.
                 self._send(encode_op_msg(codec.encode(exc.to_reply()), next(_reply_ids), exc.request_id))
             return
+        if request.compressor_id is not None:
+            self._count_compression(request.compressor_id, 2, size, compression.uncompressed_size(frame))
         del frame
         self.state.connections_active += 1
         try:
@@ -352,11 +354,13 @@ class Connection(asyncio.Protocol):
             reply_id = next(_reply_ids)
             message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
             if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
-                if len(message) >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
+                plain = len(message)
+                if plain >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
                     message = await run_in_pool(self.state, None, compression.compress, message,
                                                 request.compressor_id)
                 else:
                     message = compression.compress(message, request.compressor_id)
+                self._count_compression(request.compressor_id, 0, plain, len(message))
             self._send(message)
             if follow is None:
                 return
@@ -415,6 +419,13 @@ class Connection(asyncio.Protocol):
                 ).to_reply()
             )
         return document
+
+    def _count_compression(self, cid: int, side: int, given: int, produced: int) -> None:
+        """Add to serverStatus' network.compression: ``side`` 0 the compressor, 2 the decompressor."""
+        counters = self.state.compression_bytes.get(compression.name_of(cid))
+        if counters is not None:  # (the noop compressor is not counted)
+            counters[side] += given
+            counters[side + 1] += produced
 
     def _send(self, message: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():

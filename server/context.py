@@ -38,6 +38,7 @@ from tidemark.options import (
     ServerOptions as ServerOptions,  # the parsed command line, re-exported for every layer
 )
 from tidemark.profiler import Profiler
+from tidemark.protocol import compression
 from tidemark.query import interrupt
 from tidemark.scheduler import MoveToPool, RunScheduler
 from tidemark.session_cache import SessionCache
@@ -152,6 +153,10 @@ class ServerState:
     bytes_in: int = 0
     bytes_out: int = 0
     num_requests: int = 0
+    # serverStatus network.compression: compressor name -> [compressor bytesIn, bytesOut, decompressor
+    # bytesIn, bytesOut] (what each codec was given and what it produced, as mongod's counterHit*)
+    compression_bytes: dict[str, list[int]] = field(
+        default_factory=lambda: {name: [0, 0, 0, 0] for name in compression.AVAILABLE})
     # The sorted command table (name -> spec, aliases included), installed by tidemark.app so that
     # listCommands can read it without importing dispatch.
     commands: dict[str, CommandSpec] = field(default_factory=dict)

@@ -208,6 +208,11 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
             "bytesIn": Int64(state.bytes_in),
             "bytesOut": Int64(state.bytes_out),
             "numRequests": Int64(state.num_requests),
+            "compression": {
+                name: {"compressor": {"bytesIn": Int64(c[0]), "bytesOut": Int64(c[1])},
+                       "decompressor": {"bytesIn": Int64(c[2]), "bytesOut": Int64(c[3])}}
+                for name, c in state.compression_bytes.items()
+            },
         },
         "opcounters": {name: Int64(count) for name, count in state.opcounters.items()},
         "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}

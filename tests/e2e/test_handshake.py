@@ -231,3 +231,27 @@ def test_max_time_ms_is_validated(client):
         client.admin.command({"hello": 1, "maxTimeMS": -1})
     assert info.value.code == 2
     assert client.admin.command({"hello": 1, "maxTimeMS": Int64(1000)})["ok"] == 1.0
+
+
+@pytest.mark.parametrize("compressor", ["zlib", "zstd", "snappy"])
+@pytest.mark.commands("ping", "serverStatus")
+def test_server_status_counts_compressed_bytes(client, server, compressor):
+    """serverStatus network.compression (the Go driver's TestCompression reads it): per compressor, what
+    the decompressor was given (the compressed frame) and produced (the frame it wrapped), and what the
+    compressor was given and produced, growing by exactly one request and its reply."""
+    def counters():
+        return client.admin.command("serverStatus")["network"]["compression"]
+
+    assert set(counters()) == {"snappy", "zstd", "zlib"}
+    before = counters()[compressor]
+    plain = encode_op_msg_request({"ping": 1, "$db": "admin"}, 9)
+    request = compression.compress(plain, compression.compressor_id(compressor))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(request)
+        frame = recv_frame(sock)
+    after = counters()[compressor]
+    assert after["decompressor"]["bytesIn"] - before["decompressor"]["bytesIn"] == len(request)
+    assert after["decompressor"]["bytesOut"] - before["decompressor"]["bytesOut"] == len(plain)
+    assert after["compressor"]["bytesOut"] - before["compressor"]["bytesOut"] == len(frame)
+    assert after["compressor"]["bytesIn"] - before["compressor"]["bytesIn"] == len(
+        compression.decompress(frame)[0])
