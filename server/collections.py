@@ -193,8 +193,9 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         coll=coll,
     )
     kwargs["write_out"] = lambda spec, docs: write_out(server, db, spec, docs)
-    kwargs["merge_into"] = lambda spec, docs: write_stages.merge_into(
-        server, db, spec, docs, lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp))
+    kwargs["merge_into"] = lambda spec, docs, collation: write_stages.merge_into(
+        server, db, spec, docs, collation,
+        lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp))
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
@@ -602,6 +603,8 @@ class FindSpec:
         self.collation = C.effective_collation(self.collation_spec, None)
         self.node: Node | None = None
         self._compile()
+        if self.tailable or self.hint or (self.sort and "$natural" in self.sort):  # (nothing else can fail it)
+            plan_special_mod.check_find_specials(self.node, sort=self.sort, hint=self.hint, tailable=self.tailable)
         # mongod optimizes a query's filter once parsed: an invalid constant in an $expr fails the
         # find (count, distinct) even when no document reaches it (validators are never optimized)
         expr_optimize.fold_filter_constants(self.filter, collation=self.collation)

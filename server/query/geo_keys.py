@@ -136,6 +136,13 @@ class Plane:
             out = (out << 2) | (((hx >> i) & 1) << 1) | ((hy >> i) & 1)
         return out
 
+    def check_query_point(self, x: float, y: float) -> None:
+        """A query point hashed on this plane (a ``$near`` / ``$geoNear`` centre) must lie on it, bounds
+        included: mongod's ``GeoHashConverter::hash(double, double)`` (geo/hash.cpp), 16433."""
+        if not (self.lo <= x <= self.hi and self.lo <= y <= self.hi):
+            raise MongoError(16433, f"point not in interval of [ {self.lo:g}, {self.hi:g} ] :: caused by :: "
+                                    f"{bson_repr([float(x), float(y)])}")
+
     def keys(self, value: Any, doc: dict) -> list[Int64]:
         """Keys of one 2d field value: a legacy point or an array of them. An empty array or object
         has no keys (mongod's get2DKeys skips it); an empty point inside an array refuses (13067)."""

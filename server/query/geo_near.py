@@ -7,7 +7,10 @@ from ``$minDistance``, up to ``$maxDistance``); every document within r_k has th
 the buffered documents closer than r_k come out in distance order. Each document is fetched once
 (the caller's scan de-duplicates record ids across rings). Without equality bounds on the fields
 before the geo field of a compound index, and for planar ``$nearSphere`` on a 2d index, the whole
-index is read and sorted instead.
+index is read and sorted instead. On a 2d index the query point must lie on the index's plane
+(``[min, max]`` on both axes, bounds included) or the read fails, before anything is read, with
+mongod's 16433 (``Plane.check_query_point``); a planar distance is mongod's ``distance`` (exact
+along an axis: ``geo_query.planar_distance``).
 
 **$geoNear** is a near query on its ``key`` field (``$near`` for GeoJSON or planar points,
 ``$nearSphere`` for ``spherical: true``) AND ``query``; each result gets ``distanceField`` (x
@@ -88,6 +91,10 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -
             if near.in_range(d):
                 yield rid, _decorate(np, plan.meta, doc, d, loc)
 
+    if kind == "2d":
+        # mongod's GeoNear2DStage hashes the query point on the index's plane before it reads
+        # anything ($near and $nearSphere alike): a point off the plane fails the read (16433)
+        Plane(np.spec).check_query_point(*near.xy)
     whole = np.prefix is None or (kind == "2d" and near.spherical)
     if whole:
         take([Interval(None, None, True, True)])

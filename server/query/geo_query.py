@@ -15,7 +15,11 @@ Semantics follow mongod's GeometryContainer:
   point takes part when it is a valid longitude/latitude;
 - ``$geoIntersects`` takes any GeoJSON ``$geometry`` or a legacy point; multi-geometries intersect when any part does;
 - distances: spherical ones are great-circle angles on a sphere (metres = radians x 6378.1 km),
-  planar ones Euclidean; to a line or polygon it is the distance to its nearest point (0 inside).
+  planar ones Euclidean (mongod's ``distance``: exact along an axis); to a line or polygon it is the
+  distance to its nearest point (0 inside);
+- ``$center`` holds a point when mongod's ``distanceCompare`` says so: along an axis it adds the
+  radius to the nearer coordinate instead of measuring (``(5, 52.0001)`` is within 0.0001 of
+  ``(5, 52)``, though ``52.0001 - 52 > 0.0001`` in doubles).
 
 Planar geometry uses shapely; spherical geometry uses S2 (``geo_parse``).
 """
@@ -46,7 +50,8 @@ from tidemark.query.geo_parse import (
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import is_number, to_float
 
-__all__ = ["Region", "NearQuery", "parse_within", "parse_intersects", "parse_near", "NEAR_OPS"]
+__all__ = ["Region", "NearQuery", "parse_within", "parse_intersects", "parse_near", "NEAR_OPS", "distance_compare",
+           "planar_distance"]
 
 NEAR_OPS = ("$near", "$nearSphere")
 
@@ -76,8 +81,8 @@ class Region:
                 return False
             x, y = xy
             if self.kind == "center":
-                (cx, cy), r = self.flat
-                return math.hypot(x - cx, y - cy) <= r
+                center, r = self.flat
+                return distance_compare(center, (x, y), r) <= 0.0  # mongod's distanceWithin
             return bool(shapely.intersects_xy(self.flat, x, y))
         if not shape.spherical:
             return False
@@ -120,6 +125,35 @@ class Region:
         test = self.intersects if op == "$geoIntersects" else self.contains
         # a stored big polygon (strict-winding CRS) never matches (mongod's matchesGeoContainer)
         return any(test(shape) for shape in stored_shapes(value) if not shape.strict)
+
+
+def distance_compare(p1: tuple[float, float], p2: tuple[float, float], radius: float) -> float:
+    """The sign of (the planar distance from ``p1`` to ``p2``) - ``radius``: > 0 farther, 0 on, < 0 closer.
+    mongod's ``distanceCompare`` (geo/shapes.cpp), which ``$center`` containment and near annuli use:
+    two points on the same vertical (horizontal) line compare ``far.y - (near.y + radius)`` instead
+    of the Euclidean distance, so a point at exactly ``center.y + radius`` is inside even where
+    ``52.0 - 51.9999 > 0.0001`` in double arithmetic; otherwise ``sqrt(a*a + b*b) - radius`` (not the
+    more exact ``hypot``: the same doubles as mongod's)."""
+    a = p2[0] - p1[0]
+    b = p2[1] - p1[1]
+    if a == 0:
+        return p2[1] - (p1[1] + radius) if p2[1] > p1[1] else p1[1] - (p2[1] + radius)
+    if b == 0:
+        return p2[0] - (p1[0] + radius) if p2[0] > p1[0] else p1[0] - (p2[0] + radius)
+    return math.sqrt(a * a + b * b) - radius
+
+
+def planar_distance(p1: tuple[float, float], p2: tuple[float, float]) -> float:
+    """mongod's planar ``distance`` (geo/shapes.cpp), what a 2d ``$near`` / ``$geoNear`` reports and
+    compares with ``$maxDistance``: ``|dy|`` on a vertical line, ``|dx|`` on a horizontal one (no
+    rounding), else ``sqrt(a*a + b*b)``."""
+    a = p1[0] - p2[0]
+    b = p1[1] - p2[1]
+    if a == 0:
+        return abs(b)
+    if b == 0:
+        return abs(a)
+    return math.sqrt(a * a + b * b)
 
 
 def _polygon_has_point(polygon: s2.S2Polygon, point: s2.S2Point) -> bool:
@@ -266,7 +300,7 @@ class NearQuery:
         if not self.spherical:
             if shape.flat is None:
                 return None
-            return math.hypot(shape.flat[0] - self.xy[0], shape.flat[1] - self.xy[1])
+            return planar_distance(self.xy, shape.flat)
         if not shape.spherical:
             return None
         radians = min(_angle_to(self.point, shape))

@@ -9,6 +9,10 @@
   leading field of a hashed index -> an IXSCAN over the covering cells / hashes, when no
   ascending/descending index serves the filter better. Bounds are loose; the filter is re-applied.
 
+``check_find_specials(node, sort=, hint=, tailable=)``: mongod's parse-time checks of a find's ``$text`` /
+``$near`` against its sort, hint and tailable option (2 BadValue, e.g. "Tailable cursors and geo $near
+cannot be used together"), which the find's parse (``collections.FindSpec``) calls.
+
 ``$text`` and ``$near`` may only appear once each, in the top-level conjunction, and not together; a
 ``$text`` may also sit below ``$or`` when every other branch on the way is indexed: then (for callers
 that run index unions) a TEXT plan whose read is the union of the TEXT read and those branches' index
@@ -31,7 +35,7 @@ from tidemark.query.geo_parse import Shape
 from tidemark.query.geo_query import parse_intersects, parse_within
 from tidemark.query.hashed import hashed_key
 from tidemark.query.index_kinds import is_special, key_direction
-from tidemark.query.match_ast import And, GeoNear, Text
+from tidemark.query.match_ast import And, GeoNear, Node, Text
 from tidemark.query.match_parse import parse_filter
 from tidemark.query.text_index import index_term
 from tidemark.query.text_search import TextMatcher
@@ -234,6 +238,51 @@ def special_plan(indexes: list[dict], filter: dict, bounds: dict, union: bool = 
     node = parse_filter({near[0]: near[1]})
     query = next(n.near for n in (node.children if isinstance(node, And) else (node,)) if isinstance(n, GeoNear))
     return _near_plan(indexes, near[0], query, bounds)
+
+
+def _count_special(node: Any) -> tuple[int, int]:
+    """(the $text nodes, the $near nodes) of a parsed filter."""
+    if isinstance(node, Text):
+        return 1, 0
+    if isinstance(node, GeoNear):
+        return 0, 1
+    kids = getattr(node, "children", None) or ((node.child,) if isinstance(getattr(node, "child", None), Node) else ())
+    texts = nears = 0
+    for kid in kids:
+        t, n = _count_special(kid)
+        texts, nears = texts + t, nears + n
+    return texts, nears
+
+
+def check_find_specials(node: Any, *, sort: dict | None = None, hint: Any = None, tailable: bool = False) -> None:
+    """mongod 7.0's checks of a find's $text / $near against the find's other options, made when the
+    find is parsed, before any collection or index is looked at (``parsed_find_command::
+    validateAndGetAvailableMetadata``), in its order, all 2 BadValue: $near with a ``$natural`` sort or
+    hint; $text with a ``$natural`` sort or any hint; a tailable find with a $text ("text and tailable
+    cursor not allowed in same query") or a $near ("Tailable cursors and geo $near cannot be used
+    together" — on any collection, capped or not, existing or not). The checks of the filter alone
+    (how many, where, together) are ``special_plan``'s. ``node``: the parsed filter
+    (``match_parse.parse_filter``); ``sort`` / ``hint``: as the command gave them (a ``$natural`` sort
+    not yet turned into the hint)."""
+    if node is None:
+        return
+    texts, nears = _count_special(node)
+    if not texts and not nears:
+        return
+    natural_sort = isinstance(sort, dict) and "$natural" in sort
+    natural_hint = isinstance(hint, dict) and "$natural" in hint
+    if nears and natural_sort:
+        raise MongoError(ErrorCode.BadValue, "geoNear expression not allowed with $natural sort order")
+    if nears and natural_hint:
+        raise MongoError(ErrorCode.BadValue, "geoNear expression not allowed with $natural hint")
+    if texts and natural_sort:
+        raise MongoError(ErrorCode.BadValue, "text expression not allowed with $natural sort order")
+    if texts and hint not in (None, {}):
+        raise MongoError(ErrorCode.BadValue, "text and hint not allowed in same query")
+    if texts and tailable:
+        raise MongoError(ErrorCode.BadValue, "text and tailable cursor not allowed in same query")
+    if nears and tailable:
+        raise MongoError(ErrorCode.BadValue, "Tailable cursors and geo $near cannot be used together")
 
 
 # --------------------------------------------------------------------------------------------------
