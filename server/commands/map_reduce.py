@@ -189,7 +189,7 @@ async def map_reduce(ctx: CommandContext, cmd: dict) -> dict:
         else:
             write_stages.merge_into(
                 ctx.server, ctx.db, {"into": target_spec, "on": "_id", "whenMatched": "replace",
-                                     "whenNotMatched": "insert"}, rows,
+                                     "whenNotMatched": "insert"}, rows, None,
                 lambda tdb, coll, sp: access.check_write_target(ctx.server, tdb, coll, "mapReduce", sp))
 
     await ctx.run_blocking(write)  # (bypassDocumentValidation: read from the running command, as $out's)

@@ -111,9 +111,12 @@ def merge_options(spec: Any) -> dict:
 def parse_merge(spec: Any, ctx: PipelineContext) -> Stage:
     merge_options(spec)
     merge = ctx.merge_into
+    # the pipeline's collation (the aggregate's, else the source collection's default): the unique
+    # index backing the ``on`` fields must have it (mongod's supportsUniqueKey: collatorsMatch)
+    collation = ctx.collation
 
     def apply(docs):
-        _need(merge, "$merge")(spec, docs)
+        _need(merge, "$merge")(spec, docs, collation)
         yield from ()
     return Stage("$merge", spec, apply, blocking=True)
 

@@ -5,12 +5,18 @@ Sources (``mongodb/mongo``), 4 files: mode_pipeline_insert.js, mode_pipeline_fai
 mode_replace_fail.js (with its unordered-batch case), mode_fail_insert.js.
 
 The port found: ``whenMatched`` with a pipeline refused (115) where mongod runs it as an update
-pipeline over the matched document (``let`` variables from the result document, ``$$new`` by default;
-unmatched with ``whenNotMatched: "insert"``, the pipeline's output over the ``on`` values); and a
-result without a match under ``whenNotMatched: "fail"`` undoing the whole stage, where mongod writes
-in unordered 16 MB batches: the failing batch's matched documents are written, later batches not.
+pipeline over the matched document (``let`` variables from the result document, ``$$new`` by default);
+and a result without a match under ``whenNotMatched: "fail"`` undoing the whole stage, where mongod
+writes in unordered 16 MB batches: the failing batch's matched documents are written, later batches not.
+
+mode_pipeline_insert.js was first ported from its 4.2 version, where an unmatched result with
+``whenNotMatched: "insert"`` inserted the pipeline's output over the ``on`` values. Since 4.4 (so in
+7.0) mongod sends that upsert with ``upsertSupplied: true`` and ``c: {new: <result>}``: the result
+document itself is inserted, and ``$$new`` is defined even when ``let`` is given (51273 if ``let``
+binds it to anything but ``"$$ROOT"``). The expectations below are the 4.4+ file's.
 Hypothesis checks the family: a ``$merge`` with an update pipeline leaves the target as the same
-pipeline applied through ``update`` with ``upsert`` one result at a time.
+pipeline sent through ``update`` as mongod sends it (``upsert``, ``upsertSupplied``, ``c.new``), one
+result at a time.
 """
 
 from __future__ import annotations
@@ -44,20 +50,25 @@ def _target(target, projection=None):
 
 
 def test_pipeline_insert_basics(colls):
+    """mode_pipeline_insert.js as of 4.4 (this port first followed the 4.2 file, which expected the
+    pipeline's output over the ``on`` values, ``{_id: 1, x: 1}``): an unmatched result is inserted
+    as it is, since mongod sends the upsert with ``upsertSupplied: true, c: {new: <result>}``; the
+    pipeline runs only over a matched document."""
     source, target = colls
     source.insert_one({"_id": 1, "a": 1, "b": "a"})
     list(source.aggregate(_merge([{"$addFields": {"x": 1}}])))  # into a collection that does not exist
-    assert list(target.find()) == [{"_id": 1, "x": 1}]
+    assert list(target.find()) == [{"_id": 1, "a": 1, "b": "a"}]
     target.delete_many({})
     list(source.aggregate(_merge([{"$addFields": {"x": 1, "y": 2}}])))
-    assert list(target.find()) == [{"_id": 1, "x": 1, "y": 2}]
-    list(source.aggregate(_merge([{"$project": {"x": {"$add": ["$x", 1]}, "y": {"$add": ["$y", 2]}}}])))
-    assert list(target.find()) == [{"_id": 1, "x": 2, "y": 4}]
+    assert list(target.find()) == [{"_id": 1, "a": 1, "b": "a"}]
+    list(source.aggregate(_merge([{"$project": {"x": {"$add": ["$a", 1]}, "y": {"$sum": ["$y", 2]},
+                                                "z": {"$add": ["$y", 2]}}}])))
+    assert list(target.find()) == [{"_id": 1, "x": 2, "y": 2, "z": None}]
 
 
 @pytest.mark.parametrize(("stages", "before", "after"), [
-    ([{"$addFields": {"x": {"$add": ["$b", 1]}}}], [{"_id": 1, "b": 1}], [{"_id": 1, "b": 1, "x": 2}, {"_id": 2, "x": None}]),
-    ([{"$project": {"x": {"$add": ["$b", 1]}}}], [{"_id": 1, "b": 1}], [{"_id": 1, "x": 2}, {"_id": 2, "x": None}]),
+    ([{"$addFields": {"x": {"$add": ["$b", 1]}}}], [{"_id": 1, "b": 1}], [{"_id": 1, "b": 1, "x": 2}, {"_id": 2, "a": 2}]),
+    ([{"$project": {"x": {"$add": ["$b", 1]}}}], [{"_id": 1, "b": 1}], [{"_id": 1, "x": 2}, {"_id": 2, "a": 2}]),
     ([{"$replaceWith": "$c"}], [{"_id": 1, "b": 1, "c": {"x": {"y": 1}}}, {"_id": 2, "b": 2, "c": {"x": {"y": 2}}}],
      [{"_id": 1, "x": {"y": 1}}, {"_id": 2, "x": {"y": 2}}]),
     ([{"$replaceRoot": {"newRoot": "$c"}}], [{"_id": 1, "b": 1, "c": {"x": {"y": 1}}}, {"_id": 2, "b": 2, "c": {"x": {"y": 2}}}],
@@ -81,7 +92,11 @@ def test_pipeline_insert_errors(colls):
     aggregate_fails(source, _merge([{"$project": {"x": 1}}], on="nonexistent"), 51190, 51183)
     aggregate_fails(source, _merge([{"$project": {"x": 1}}], on=["nonexistent1", "nonexistent2"]), 51190, 51183)
     aggregate_fails(source, _merge([{"$match": {"x": 1}}]), 72)  # not an update stage
+    # unmatched, the stages never run (4.4+): the source document is inserted, and its a: 2 is the duplicate
+    aggregate_fails(source, _merge([{"$set": {"_id": 99}}]), 11000)
+    target.insert_one({"_id": 4, "a": 5})  # matched: the stages change _id
     aggregate_fails(source, _merge([{"$set": {"_id": 99}}]), 66)
+    assert _target(target) == bag([{"_id": 1, "x": 1}, {"_id": 2, "a": 2}, {"_id": 4, "a": 5}], unordered)
 
 
 def test_pipeline_insert_on_fields(colls):
@@ -91,8 +106,28 @@ def test_pipeline_insert_on_fields(colls):
     source.insert_many([{"_id": 1, "a": 1}, {"_id": 2, "a": 2}, {"_id": 3, "a": 30}])
     target.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 4, "a": 30, "b": 2}, {"_id": 5, "a": 40, "b": 3}])
     list(source.aggregate(_merge([{"$addFields": {"z": 1}}], on="a", initial=[{"$project": {"_id": 0}}])))
-    assert _target(target, {"_id": 0}) == bag([{"a": 1, "b": 1, "z": 1}, {"a": 2, "z": 1}, {"a": 30, "b": 2, "z": 1},
+    assert _target(target, {"_id": 0}) == bag([{"a": 1, "b": 1, "z": 1}, {"a": 2}, {"a": 30, "b": 2, "z": 1},
                                                {"a": 40, "b": 3}], unordered)
+    # the 'on' fields: several fields, then a dotted path
+    source.drop()
+    target.drop()
+    source.create_index([("a", 1), ("b", 1)], unique=True)
+    target.create_index([("a", 1), ("b", 1)], unique=True)
+    source.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 4}, {"_id": 3, "a": 30, "b": 2}])
+    target.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 4, "a": 30, "b": 2}, {"_id": 5, "a": 40, "b": 3}])
+    list(source.aggregate(_merge([{"$addFields": {"z": 1}}], on=["a", "b"], initial=[{"$project": {"_id": 0}}])))
+    assert _target(target, {"_id": 0}) == bag([{"a": 1, "b": 1, "z": 1}, {"a": 2, "b": 4}, {"a": 30, "b": 2, "z": 1},
+                                               {"a": 40, "b": 3}], unordered)
+    source.drop()
+    target.drop()
+    source.create_index([("a.b", 1)], unique=True)
+    target.create_index([("a.b", 1)], unique=True)
+    source.insert_many([{"_id": 1, "a": {"b": "b"}, "c": "x"}, {"_id": 2, "a": {"b": "c"}, "c": "y"},
+                        {"_id": 3, "a": {"b": 30}, "b": "c"}])
+    target.insert_one({"_id": 2, "a": {"b": "c"}, "c": "y"})
+    list(source.aggregate(_merge([{"$addFields": {"z": 1}}], on="a.b", initial=[{"$project": {"_id": 0}}])))
+    assert _target(target, {"_id": 0}) == bag([{"a": {"b": "b"}, "c": "x"}, {"a": {"b": "c"}, "c": "y", "z": 1},
+                                               {"a": {"b": 30}, "b": "c"}], unordered)
     # the 'on' field missing, null or an array
     source.drop()
     target.drop()
@@ -112,25 +147,29 @@ def test_pipeline_insert_without_id(colls):
     source.insert_many([{"_id": 1, "a": 1, "b": "a"}, {"_id": 2, "a": 2, "b": "b"}])
     target.insert_one({"_id": 1, "b": "c"})
     list(source.aggregate(_merge([{"$addFields": {"z": 1}}], initial=[{"$project": {"_id": 0}}])))
-    assert _target(target, {"_id": 0}) == bag([{"b": "c"}, {"z": 1}, {"z": 1}], unordered)
+    assert _target(target, {"_id": 0}) == bag([{"b": "c"}, {"a": 1, "b": "a"}, {"a": 2, "b": "b"}], unordered)
     target.drop()
     target.insert_one({"_id": 1, "b": "c"})
     source.create_index([("_id", 1), ("a", -1)], unique=True)
     target.create_index([("_id", 1), ("a", -1)], unique=True)
     list(source.aggregate(_merge([{"$addFields": {"z": 1}}], on=["_id", "a"], initial=[{"$project": {"_id": 0}}])))
-    assert _target(target, {"_id": 0}) == bag([{"b": "c"}, {"a": 1, "z": 1}, {"a": 2, "z": 1}], unordered)
+    assert _target(target, {"_id": 0}) == bag([{"b": "c"}, {"a": 1, "b": "a"}, {"a": 2, "b": "b"}], unordered)
+
+
+_UNMATCHED = {"_id": 2, "a": 2, "b": 2}  # inserted as it is (4.4+: upsertSupplied)
 
 
 @pytest.mark.parametrize(("let", "stages", "after"), [
-    (..., [{"$set": {"x": {"$add": ["$$new.a", "$$new.b"]}}}], [{"_id": 1, "c": 1, "x": 2}, {"_id": 2, "x": 4}]),
-    ({}, [{"$set": {"x": "foo"}}], [{"_id": 1, "c": 1, "x": "foo"}, {"_id": 2, "x": "foo"}]),
-    (None, [{"$set": {"x": "foo"}}], [{"_id": 1, "c": 1, "x": "foo"}, {"_id": 2, "x": "foo"}]),
-    (None, [{"$project": {"x": "$$new.a", "y": "$$new.b"}}], [{"_id": 1, "x": 1, "y": 1}, {"_id": 2, "x": 2, "y": 2}]),
+    (..., [{"$set": {"x": {"$add": ["$$new.a", "$$new.b"]}}}], [{"_id": 1, "c": 1, "x": 2}, _UNMATCHED]),
+    ({}, [{"$set": {"x": "foo"}}], [{"_id": 1, "c": 1, "x": "foo"}, _UNMATCHED]),
+    (None, [{"$set": {"x": "foo"}}], [{"_id": 1, "c": 1, "x": "foo"}, _UNMATCHED]),
+    (None, [{"$project": {"x": "$$new.a", "y": "$$new.b"}}], [{"_id": 1, "x": 1, "y": 1}, _UNMATCHED]),
     ({"a": 1, "b": "foo", "c": True}, [{"$set": {"x": "$$a", "y": "$$b", "z": "$$c"}}],
-     [{"_id": 1, "c": 1, "x": 1, "y": "foo", "z": True}, {"_id": 2, "x": 1, "y": "foo", "z": True}]),
-    ({"a": [1, 2, 3]}, [{"$set": {"x": {"$arrayElemAt": ["$$a", 1]}}}], [{"_id": 1, "c": 1, "x": 2}, {"_id": 2, "x": 2}]),
-    ({"x": "$a", "y": "$b"}, [{"$set": {"z": {"$add": ["$$x", "$$y"]}}}], [{"_id": 1, "c": 1, "z": 2}, {"_id": 2, "z": 4}]),
-], ids=["default-new", "empty", "null", "null-new", "constants", "constant-array", "fields"])
+     [{"_id": 1, "c": 1, "x": 1, "y": "foo", "z": True}, _UNMATCHED]),
+    ({"a": [1, 2, 3]}, [{"$set": {"x": {"$arrayElemAt": ["$$a", 1]}}}], [{"_id": 1, "c": 1, "x": 2}, _UNMATCHED]),
+    ({"x": "$a", "y": "$b"}, [{"$set": {"z": {"$add": ["$$x", "$$y"]}}}], [{"_id": 1, "c": 1, "z": 2}, _UNMATCHED]),
+    ({"new": "$$ROOT"}, [{"$project": {"x": "$$new.a", "y": "$$new.b"}}], [{"_id": 1, "x": 1, "y": 1}, _UNMATCHED]),
+], ids=["default-new", "empty", "null", "null-new", "constants", "constant-array", "fields", "new-root"])
 def test_pipeline_let_variables(colls, let, stages, after):
     source, target = colls
     source.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}])
@@ -140,11 +179,29 @@ def test_pipeline_let_variables(colls, let, stages, after):
 
 
 @pytest.mark.parametrize("let", [{"foo": "bar"}, {}])
-def test_pipeline_explicit_let_hides_new(colls, let):
+def test_pipeline_explicit_let_keeps_new_with_insert(colls, let):
+    """4.4+ (the 4.2 file expected 17276 here): with ``whenNotMatched: "insert"`` mongod adds
+    ``new: "$$ROOT"`` to an explicit ``let`` (the result must travel as ``c.new``); with ``discard``
+    or ``fail`` it does not, and ``$$new`` is undefined (17276)."""
     source, target = colls
     source.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}])
     target.insert_one({"_id": 1, "c": 1})
-    aggregate_fails(source, _merge([{"$project": {"x": "$$new.a", "y": "$$new.b"}}], let=let), 17276)
+    stages = [{"$project": {"x": "$$new.a", "y": "$$new.b"}}]
+    list(source.aggregate(_merge(stages, let=let)))
+    assert _target(target) == bag([{"_id": 1, "x": 1, "y": 1}, _UNMATCHED], unordered)
+    aggregate_fails(source, _merge(stages, let=let, not_matched="discard"), 17276)
+    aggregate_fails(source, _merge(stages, let=let, not_matched="fail"), 17276)
+
+
+@pytest.mark.parametrize("new", ["$a", "$$CURRENT", 1, None, {"a": 1}])
+@pytest.mark.parametrize("not_matched", ["insert", "discard", "fail"])
+def test_pipeline_let_cannot_redefine_new(colls, new, not_matched):
+    """mode_pipeline_insert.js testMergeRejectsLetVariablesWhichRedefineNew: 51273, in every mode."""
+    source, target = colls
+    source.insert_many([{"_id": 1, "a": 1, "b": 1}, {"_id": 2, "a": 2, "b": 2}])
+    target.insert_one({"_id": 1, "c": 1})
+    aggregate_fails(source, _merge([{"$set": {"x": "foo"}}], let={"new": new}, not_matched=not_matched), 51273)
+    assert _target(target) == bag([{"_id": 1, "c": 1}], unordered)
 
 
 def test_pipeline_let_holds_computed_values(colls):
@@ -153,14 +210,13 @@ def test_pipeline_let_holds_computed_values(colls):
     target.insert_one({"_id": 1, "c": 1})
     group = [{"$group": {"_id": "$a", "a": {"$sum": "$b"}}}]
     list(source.aggregate(_merge([{"$set": {"z": "$$new"}}], initial=group)))
-    assert _target(target) == bag([{"_id": 1, "c": 1, "z": {"_id": 1, "a": 3}}, {"_id": 2, "z": {"_id": 2, "a": 3}}],
-                                  unordered)
+    assert _target(target) == bag([{"_id": 1, "c": 1, "z": {"_id": 1, "a": 3}}, {"_id": 2, "a": 3}], unordered)
     source.drop()
     target.drop()
     source.insert_many([{"_id": 1, "a": 1, "b": 5}, {"_id": 2, "a": 1, "b": 2}, {"_id": 3, "a": 2, "b": 3}])
     target.insert_one({"_id": 1, "c": 1})
     list(source.aggregate(_merge([{"$set": {"z": "$$x"}}], let={"x": {"$pow": ["$a", 2]}}, initial=group)))
-    assert _target(target) == bag([{"_id": 1, "c": 1, "z": 49}, {"_id": 2, "z": 9}], unordered)
+    assert _target(target) == bag([{"_id": 1, "c": 1, "z": 49}, {"_id": 2, "a": 3}], unordered)
 
 
 @pytest.mark.parametrize("when_matched", [[{"$addFields": {"x": 2}}], "replace"], ids=["pipeline", "replace"])
@@ -208,7 +264,8 @@ def test_fail_insert_messages(colls):
 
 
 # --------------------------------------------------------------------------------------------------
-# the family: $merge with an update pipeline == update with upsert, one result at a time
+# the family: $merge with an update pipeline == the update mongod sends (upsert, upsertSupplied, c.new),
+# one result at a time
 
 _DOC = st.fixed_dictionaries({"a": st.integers(0, 3), "b": st.integers(0, 3)})
 _STAGES = st.sampled_from([
@@ -235,7 +292,8 @@ def test_merge_pipeline_equals_upserts(db, sources, targets, stages):
         target.insert_many([dict(d) for d in target_docs])
         expected.insert_many([dict(d) for d in target_docs])
     list(source.aggregate([{"$merge": {"into": target.name, "whenMatched": stages, "whenNotMatched": "insert"}}]))
-    for doc in source_docs:  # the reference: the same pipeline, $$new bound by the update's let
-        db.command({"update": expected.name, "updates": [{"q": {"_id": doc["_id"]}, "u": stages, "upsert": True}],
-                    "let": {"new": doc}})
+    for doc in source_docs:  # the reference: the update mongod sends (common_mongod_process_interface.cpp)
+        db.command({"update": expected.name, "ordered": False,
+                    "updates": [{"q": {"_id": doc["_id"]}, "u": stages, "c": {"new": doc}, "upsert": True,
+                                 "upsertSupplied": True}]})
     assert bag(target.find(), unordered) == bag(expected.find(), unordered)

@@ -82,7 +82,11 @@ def test_out_and_merge_hand_documents_to_the_callbacks():
 
     def write_out(spec, docs):
         written[str(spec)] = list(docs)
-    ctx = PipelineContext(write_out=write_out, merge_into=write_out)
+
+    def merge_into(spec, docs, collation):
+        assert collation is None  # (no collation asked: the simple one)
+        write_out(spec, docs)
+    ctx = PipelineContext(write_out=write_out, merge_into=merge_into)
     assert list(run_pipeline([{"$match": {"a": 1}}, {"$out": "t"}], [{"a": 1}, {"a": 2}], ctx)) == []
     assert written["t"] == [{"a": 1}]
     list(run_pipeline([{"$merge": {"into": "m"}}], [{"a": 3}], ctx))
