@@ -10,19 +10,26 @@ only. Strings bound an index only under the query's own collation, as collation 
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bson.datetime_ms import DatetimeMS
+from bson.decimal128 import Decimal128
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
+from bson.objectid import ObjectId
 from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from tidemark.query.access_path import Interval
 from tidemark.query.collation import same as same_collation
 from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
 from tidemark.query.match_leaf import has_strings
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import sort_key
 from tidemark.storage.keys import encode_key
 
@@ -141,11 +148,50 @@ def _fmt(v: Any) -> str:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf.0" if v > 0 else "-inf.0"
+    if isinstance(v, datetime.datetime | DatetimeMS | ObjectId | Timestamp | Decimal128):
+        return bson_repr(v)
     return str(v)
 
 
 def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
-    return f"{'[' if lo_incl else '('}{_fmt(lo)}, {_fmt(hi)}{']' if hi_incl else ')'}"
+    """One interval as mongod's Interval::toString shows it. A range open on one side (the MinKey or
+    MaxKey placeholder) is shown with the end of its other side's type bracket, as mongod's
+    IndexBoundsBuilder builds it (``appendMinForType`` / ``appendMaxForType``, numbers -inf / inf):
+    ``$gt: 5`` is ``(5, inf.0]``, ``$lt: "m"`` is ``["", "m")``; the end is inclusive when it has
+    the value's type (the scan itself stays inside that bracket: ``_piece``)."""
+    lo_text, hi_text = _fmt(lo), _fmt(hi)
+    if _is_placeholder(lo) != _is_placeholder(hi):
+        placeholder, real = (lo, hi) if _is_placeholder(lo) else (hi, lo)
+        end = _bracket_end(real, maximum=isinstance(placeholder, MaxKey))
+        if end is not None:
+            if placeholder is lo:
+                lo_text, lo_incl = end
+            else:
+                hi_text, hi_incl = end
+    return f"{'[' if lo_incl else '('}{lo_text}, {hi_text}{']' if hi_incl else ')'}"
+
+
+def _bracket_end(value: Any, *, maximum: bool) -> tuple[str, bool] | None:
+    """(shown, inclusive) of the first or last bound of ``value``'s type bracket (mongod's
+    appendMinForType / appendMaxForType, a number's being -inf / inf); None for the types left as
+    MinKey / MaxKey here."""
+    if isinstance(value, bool):
+        return ("true", True) if maximum else ("false", True)
+    if isinstance(value, int | float | Decimal128):
+        return ("inf.0", True) if maximum else ("-inf.0", True)
+    if isinstance(value, str):
+        return ("{}", False) if maximum else ('""', True)
+    if isinstance(value, dict):
+        return ("[]", False) if maximum else ("{}", True)
+    if isinstance(value, datetime.datetime | DatetimeMS):
+        return ("new Date(9223372036854775807)", True) if maximum else ("new Date(-9223372036854775808)", True)
+    if isinstance(value, ObjectId):
+        return (f"ObjectId('{'f' * 24}')", True) if maximum else (f"ObjectId('{'0' * 24}')", True)
+    if isinstance(value, Timestamp):
+        return ("Timestamp(4294967295, 4294967295)", True) if maximum else ("Timestamp(0, 0)", True)
+    return None
 
 
 def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = True,

@@ -13,7 +13,10 @@ The documents a find returns do not depend on any of this: each case also checks
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
+from bson import ObjectId
 from harness.jstests import plan_stages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -192,3 +195,69 @@ def test_count_without_a_query_is_a_record_store_count(docs):
     assert hinted["stage"] == "COUNT" and hinted["inputStage"]["stage"] != "RECORD_STORE_FAST_COUNT"
     missing = docs.command({"explain": {"count": "nothing"}})["queryPlanner"]["winningPlan"]
     assert missing == {"stage": "COUNT", "inputStage": {"stage": "EOF", "type": "nonExistentNamespace"}}
+
+
+# -- indexBounds of a range open on one side ---------------------------------------------------------
+# mongod's IndexBoundsBuilder closes the open side at the end of the value's type bracket
+# (appendMinForType / appendMaxForType; -inf / inf for numbers): {$gt: 5} is "(5, inf.0]", not
+# "(5, MaxKey]" as Tidemark showed (found checking kombu's plans). The scan itself always stayed inside
+# the bracket; the family checks both the strings and the documents.
+
+def _show(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, datetime.datetime):
+        return f"new Date({int((v - datetime.datetime(1970, 1, 1)).total_seconds() * 1000)})"
+    if isinstance(v, ObjectId):
+        return f"ObjectId('{v}')"
+    return str(v)
+
+
+_BRACKETS = {  # type -> ((min shown, inclusive), (max shown, inclusive))
+    int: (("-inf.0", True), ("inf.0", True)),
+    float: (("-inf.0", True), ("inf.0", True)),
+    str: (('""', True), ("{}", False)),
+    bool: (("false", True), ("true", True)),
+    datetime.datetime: (("new Date(-9223372036854775808)", True), ("new Date(9223372036854775807)", True)),
+    ObjectId: ((f"ObjectId('{'0' * 24}')", True), (f"ObjectId('{'f' * 24}')", True)),
+}
+_RANGE_VALUES = st.one_of(st.integers(-5, 5), st.sampled_from([2.5, -1.5]), st.sampled_from(["b", "m", ""]),
+                          st.booleans(), st.sampled_from([datetime.datetime(2024, 1, 1), datetime.datetime(1969, 7, 20)]),
+                          st.sampled_from([ObjectId("0" * 24), ObjectId("5" * 24)]))
+_STORED = [-3, 0, 2, 2.5, 7, "", "a", "m", "z", False, True, datetime.datetime(2000, 1, 1), datetime.datetime(2030, 1, 1),
+           ObjectId("1" * 24), ObjectId("9" * 24), None, {"x": 1}, [1, 9]]
+
+
+def _model_interval(op, value, direction):
+    low, high = _BRACKETS[type(value)]
+    if op in ("$gt", "$gte"):
+        lo, lo_incl, hi, hi_incl = _show(value), op == "$gte", *high
+    else:
+        (lo, lo_incl), hi, hi_incl = low, _show(value), op == "$lte"
+    if direction == -1:
+        lo, lo_incl, hi, hi_incl = hi, hi_incl, lo, lo_incl
+    return f"{'[' if lo_incl else '('}{lo}, {hi}{']' if hi_incl else ')'}"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(op=st.sampled_from(["$gt", "$gte", "$lt", "$lte"]), value=_RANGE_VALUES, direction=st.sampled_from([1, -1]))
+def test_one_sided_range_bounds_family(db, op, value, direction):
+    db.drop_collection("bounds")
+    db.bounds.create_index([("a", direction)])
+    db.bounds.insert_many([{"_id": i, "a": v} for i, v in enumerate(_STORED)])
+    plan = db.command("explain", {"find": "bounds", "filter": {"a": {op: value}}},
+                      verbosity="queryPlanner")["queryPlanner"]["winningPlan"]
+    while "indexBounds" not in plan:
+        plan = plan["inputStage"]
+    assert plan["indexBounds"] == {"a": [_model_interval(op, value, direction)]}
+    # the documents: those whose value (an array's element) has the value's canonical type and compares
+    number = (int, float)
+    same = (lambda v: isinstance(v, number) and not isinstance(v, bool)) if type(value) in number else \
+        (lambda v: type(v) is type(value))
+    compare = {"$gt": lambda v: v > value, "$gte": lambda v: v >= value,
+               "$lt": lambda v: v < value, "$lte": lambda v: v <= value}[op]
+    expected = sorted(i for i, v in enumerate(_STORED)
+                      if any(same(e) and compare(e) for e in (v if isinstance(v, list) else [v])))
+    assert sorted(d["_id"] for d in db.bounds.find({"a": {op: value}})) == expected
