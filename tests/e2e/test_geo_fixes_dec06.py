@@ -85,15 +85,17 @@ def test_geo_circle5_duplicate_points_with_and_without_index(db):
     assert c1 == 4 and c2 == 4
 
 
-def _model_distance_compare(p1, p2, radius):
-    """mongod's distanceCompare (src/mongo/db/geo/shapes.cpp), transcribed for 64-bit builds."""
-    a = p2[0] - p1[0]
-    b = p2[1] - p1[1]
-    if a == 0:
-        return p2[1] - (p1[1] + radius) if p2[1] > p1[1] else p1[1] - (p2[1] + radius)
-    if b == 0:
-        return p2[0] - (p1[0] + radius) if p2[0] > p1[0] else p1[0] - (p2[0] + radius)
-    return math.sqrt(a * a + b * b) - radius
+def _model_inside(center, point, radius):
+    """Whether mongod's $center holds ``point`` (src/mongo/db/geo/shapes.cpp, distanceCompare <= 0, for
+    64-bit builds): on the centre's vertical or horizontal line the nearer coordinate plus the radius
+    must reach the farther one, in doubles; elsewhere the Euclidean distance (sqrt of the squared sum,
+    not hypot) must not exceed the radius."""
+    (cx, cy), (px, py) = center, point
+    if px == cx:
+        return max(py, cy) <= min(py, cy) + radius
+    if py == cy:
+        return max(px, cx) <= min(px, cx) + radius
+    return math.sqrt((px - cx) ** 2 + (py - cy) ** 2) <= radius
 
 
 _COORD = st.integers(-9000, 9000).map(lambda n: n / 100)  # decimals: sums and differences round
@@ -131,7 +133,7 @@ def test_center_matches_mongods_distance_compare(db, case):
     (cx, cy), r, points = case
     db.pts.drop()
     db.pts.insert_many([{"_id": i, "loc": [x, y]} for i, (x, y) in enumerate(points)])
-    expected = sorted(i for i, p in enumerate(points) if _model_distance_compare((cx, cy), p, r) <= 0)
+    expected = sorted(i for i, p in enumerate(points) if _model_inside((cx, cy), p, r))
     query = {"loc": {"$geoWithin": {"$center": [[cx, cy], r]}}}
     plain = sorted(d["_id"] for d in db.pts.find(query))
     db.pts.create_index([("loc", "2d")], min=-200, max=200)
