@@ -125,4 +125,4 @@ def test_each_value_range_is_encoded_once_whatever_the_combinations(monkeypatch)
     assert [(iv.lo, iv.hi, iv.lo_incl, iv.hi_incl) for iv in intervals] == [
         (encode_key((h,), (1,)) + encode_key((hi,), (-1,)), encode_key((h,), (1,)) + encode_key((lo,), (-1,)),
          False, True) for h in hosts]
-    assert desc["t"] == [f"({hi}, {lo}]"]
+    assert desc["t"] == ["(new Date(1704153600000), new Date(1704067200000)]"]  # (dates as mongod shows them)
