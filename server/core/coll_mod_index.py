@@ -21,6 +21,7 @@ from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
+from tidemark.query.expr_logic import truthy
 from tidemark.query.values import is_number
 
 __all__ = ["CollModIndex", "parse_coll_mod_index", "ttl_seconds"]
@@ -62,12 +63,6 @@ def _safe_int64(value: Any) -> int:
     return int(max(min(number, 2.0**63 - 1), -(2.0**63)))
 
 
-def _truthy(value: Any) -> bool:
-    if isinstance(value, Decimal128):
-        return not value.to_decimal().is_zero()
-    return bool(value)
-
-
 def parse_coll_mod_index(spec: Any) -> CollModIndex:
     """``collMod.index`` validated as above (``spec`` as sent)."""
     if not isinstance(spec, dict):
@@ -90,7 +85,7 @@ def parse_coll_mod_index(spec: Any) -> CollModIndex:
         if field in _FLAGS:
             if not (isinstance(value, bool) or is_number(value)):
                 raise _wrong_type(field, value, _SAFE_BOOL)
-            value = _truthy(value)
+            value = truthy(value)
         values[field] = value
     name, key = values.get("name"), values.get("keyPattern")
     if name is not None and key is not None:
