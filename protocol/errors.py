@@ -123,6 +123,7 @@ class ErrorCode(enum.IntEnum):
     MaxSubPipelineDepthExceeded = 232
     TooManyDocumentSequences = 233
     NotImplemented = 238
+    CannotConvertIndexToUnique = 359
     IncompatibleCollationVersion = 250
     NoSuchTransaction = 251
     ExceededTimeLimit = 262

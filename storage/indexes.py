@@ -23,6 +23,10 @@ Bounds have prefix semantics (storage/ranges.py), so they work the same for both
 for compound indexes bounded on a leading subset of fields: ``lo = hi = encode_key([5])``
 inclusive returns every entry whose first component is 5.
 
+An index being prepared for uniqueness (a non-unique index whose spec has ``prepareUnique``: the first
+step of collMod's conversion to unique) keeps the non-unique layout but refuses a key another record
+holds (``check_prepared_unique``): duplicates already present stay, new ones are refused.
+
 Functions here take an open transaction; uniqueness is checked before anything is written.
 """
 
@@ -84,6 +88,17 @@ def check_unique(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str, keys:
         holder = txn.get(key if len(key) <= long.max_key else long.stored(key), db=db)
         if holder is not None and holder != rid:
             raise DuplicateKey(name, key, ns)
+
+
+def check_prepared_unique(txn: Txn, db: Handle, long: LongKeys, ns: str, name: str, keys: Iterable[bytes],
+                          rid: bytes | None) -> None:
+    """Raise DuplicateKey if any key has an entry of a record other than ``rid`` (None: of any record) in
+    a non-unique index (``prepareUnique``): a bounded point scan per key (prefix bounds: an index key's
+    entries, as the encoded keys of one index are prefix-free)."""
+    for key in keys:
+        for _, holder in scan(txn, db, long, False, key, key):
+            if holder != rid:
+                raise DuplicateKey(name, key, ns)
 
 
 def add(txn: Txn, db: Handle, long: LongKeys, keys: Iterable[bytes], rid: bytes, unique: bool,

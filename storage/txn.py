@@ -57,7 +57,7 @@ def _index_shape(info: CollectionInfo) -> list[tuple[str, str, bool]]:
 class _Resolved:
     """An info verified against the catalog, with its LMDB handles looked up once."""
 
-    __slots__ = ("given", "info", "records", "indexes")
+    __slots__ = ("given", "info", "records", "indexes", "prepared_unique")
 
     def __init__(self, given: CollectionInfo, info: CollectionInfo, records_db: Handle,
                  index_map: IndexHandles) -> None:
@@ -65,6 +65,8 @@ class _Resolved:
         self.info = info  # the current catalog entry
         self.records = records_db
         self.indexes = index_map  # name -> (handle, unique, split layout, long keys)
+        # non-unique indexes that refuse new duplicate keys (collMod's prepareUnique)
+        self.prepared_unique = frozenset(spec["name"] for spec in info.indexes if spec.get("prepareUnique"))
 
 
 def _guard(method: Callable[Concatenate[WriteTxn, _P], _R]) -> Callable[Concatenate[WriteTxn, _P], _R]:
@@ -289,9 +291,11 @@ class WriteTxn(ReadView):
     # --- records -----------------------------------------------------------------------------
     def _check_index_keys(self, res: _Resolved, index_keys: dict[str, set[bytes]], rid: bytes | None) -> None:
         """Validate before writing: known index names, uniqueness (a unique key held by a record
-        other than ``rid`` is a duplicate; rid None: held by any record). Keys of any length are
-        stored (storage/longkeys.py), as mongod has no index key size limit."""
+        other than ``rid`` is a duplicate; rid None: held by any record; the same for a key of an index
+        prepared for uniqueness). Keys of any length are stored (storage/longkeys.py), as mongod has no
+        index key size limit."""
         ns = res.info.ns
+        prepared = res.prepared_unique
         for name, keys in index_keys.items():
             entry = res.indexes.get(name)
             if entry is None:
@@ -299,6 +303,8 @@ class WriteTxn(ReadView):
             db, unique, _, long = entry
             if keys and unique:
                 indexes.check_unique(self._txn, db, long, ns, name, keys, rid)
+            elif keys and prepared and name in prepared:
+                indexes.check_prepared_unique(self._txn, db, long, ns, name, keys, rid)
 
     @_guard
     def insert(self, info: CollectionInfo, bson: bytes, index_keys: dict[str, list[bytes]] | None = None,
@@ -436,6 +442,35 @@ class WriteTxn(ReadView):
             fields = catalog.entry_fields(info)
             fields["indexes"] = [e for e in fields["indexes"] if e["spec"]["name"] != name]
             return self._put_entry(fields)
+
+    @_guard
+    def set_index_unique(self, info: CollectionInfo, name: str, unique: bool) -> CollectionInfo:
+        """Convert index ``name`` to unique (its spec gains ``unique: true`` and loses ``prepareUnique``)
+        or back to non-unique (loses ``unique``): its entries move to a new sub-database of the other
+        layout, in its place in the index list. A duplicate key when converting to unique raises
+        DuplicateKey and changes nothing (the caller reports the duplicates first). The entries are
+        read whole before the new ones are written: both use the shared long-key table."""
+        info = self._current(info)
+        if name not in info.index_idents or name == ID_INDEX_NAME:
+            raise IndexNotFound(info.ns, name)
+        old_ident = info.index_idents[name]
+        entries = list(indexes.scan(self._txn, self._index(info, name), self._long(old_ident),
+                                    info.is_unique(name)))
+        with self._atomic():
+            new_ident = self._new_ident("x")
+            handle = self._create_db(index_db_name(new_ident), dupsort=not unique)
+            fields = catalog.entry_fields(info)
+            for entry in fields["indexes"]:
+                if entry["spec"]["name"] == name:
+                    spec = {k: v for k, v in entry["spec"].items() if k not in ("unique", "prepareUnique")}
+                    if unique:
+                        spec["unique"] = True
+                    entry["spec"], entry["ident"] = spec, new_ident
+            new_info = self._put_entry(fields)
+            indexes.bulk_add(self._txn, handle, self._long(new_ident), info.ns, name, entries, unique)
+            self._bury(index_db_name(old_ident))
+            drop_ident(self._txn, self._engine._longkeys_db, old_ident)
+        return new_info
 
     @_guard
     def set_index_options(self, info: CollectionInfo, name: str,

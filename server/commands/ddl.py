@@ -26,7 +26,7 @@ from tidemark.core import capped, clustered, namespace
 from tidemark.core import collection as C
 from tidemark.core.coll_mod_index import CollModIndex, parse_coll_mod_index, ttl_seconds
 from tidemark.core.collection import ensure_collection
-from tidemark.protocol.codec import encode
+from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries.collmod import parse_expire_after_seconds as parse_coll_mod_expire
 from tidemark.timeseries.options import parse_expire_after_seconds
@@ -831,7 +831,8 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
-    if _truthy(cmd.get("dryRun", False)):
+    dry_run = _truthy(cmd.get("dryRun", False))
+    if dry_run:
         _check_dry_run(cmd)
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
                                       collection_uuid=namespace.collection_uuid_arg(cmd, "collMod"))
@@ -841,6 +842,8 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     if view is not None:
         return await _coll_mod_view(ctx, db, name, cmd)
     if info is None:
+        if not dry_run and _asks_unique(cmd):  # (mongod's scan for duplicates comes first: its message)
+            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist for unique index conversion: {ns}")
         raise MongoError(ErrorCode.NamespaceNotFound, "ns does not exist")
     if "viewOn" in cmd or "pipeline" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
@@ -860,6 +863,11 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
     check_validation_options(changes, current=info.options or {}, ns=ns, uuid=info.uuid)
     cap_changes = capped.parse_coll_mod(cmd)
     index_change = parse_coll_mod_index(cmd["index"]) if "index" in cmd else None
+    # mongod's numModifications: each index change asked and each other option given
+    modifications = sum(v is not None for v in (
+        index_change.expire_after_seconds, index_change.unique, index_change.hidden, index_change.prepare_unique,
+        index_change.force_non_unique)) if index_change is not None else 0
+    modifications += sum(option in cmd for option in _MODIFICATIONS)
 
     def fn(w):
         current = w.get_collection(ns)
@@ -867,7 +875,10 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.NamespaceNotFound, "ns does not exist")
         reply: dict = {}
         if index_change is not None:
-            reply.update(_coll_mod_index(w, current, index_change))
+            reply.update(_coll_mod_index(w, current, index_change, modifications, dry_run))
+            if dry_run:
+                return {}
+            current = w.get_collection(ns)
         if changes or expire is not None:
             options = dict(current.options or {})
             for k, v in changes.items():
@@ -889,7 +900,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
 
 def _check_dry_run(cmd: dict) -> None:
     """mongod's _processCollModDryRunMode, before anything else: a dry run only checks a conversion to
-    unique (which Tidemark does not implement: the index change then answers 115), and changes nothing."""
+    unique (``_coll_mod_index`` then reports the duplicates it would meet), and changes nothing."""
     index = cmd.get("index")
     if index is None:
         raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an valid index modification.")
@@ -897,15 +908,30 @@ def _check_dry_run(cmd: dict) -> None:
         raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an index modification with unique: true.")
 
 
-def _coll_mod_index(w, info, change: CollModIndex) -> dict:
+# the collMod options besides ``index`` that count as modifications (mongod's numModifications)
+_MODIFICATIONS = ("validator", "validationLevel", "validationAction", "viewOn", "pipeline", "recordPreImages",
+                  "changeStreamPreAndPostImages", "expireAfterSeconds", "timeseries", "cappedSize", "cappedMax")
+# mongod returns the _ids of duplicates up to half the maximum document size (buildConvertUniqueErrorStatus)
+_MAX_VIOLATION_BYTES = 16 * 1024 * 1024 // 2
+
+
+def _asks_unique(cmd: dict) -> bool:
+    index = cmd.get("index")
+    return isinstance(index, dict) and _truthy(index.get("unique", False))
+
+
+def _coll_mod_index(w, info, change: CollModIndex, modifications: int, dry_run: bool) -> dict:
     """One index's changes (mongod 7.0's parseCollModRequest and processCollModIndexRequest): its TTL
-    (an index without one becomes a TTL index if it has one field and is not ``_id``) and ``hidden``.
-    Converting to unique is not implemented (115)."""
+    (an index without one becomes a TTL index if it has one field and is not ``_id``), ``hidden``, and
+    the conversion to unique in two steps (``prepareUnique``, which refuses new duplicate keys, then
+    ``unique``, refused with 359 and the duplicates' _ids while any remain) or back (``forceNonUnique``).
+    A dry run (only ``unique: true``) makes the checks and reports the duplicates; nothing changes."""
     if change.expire_after_seconds is not None:
         if (info.options or {}).get("capped"):
             raise MongoError(ErrorCode.InvalidOptions, "TTL indexes are not supported for capped collections.")
         ttl_seconds(change.expire_after_seconds)
     spec = _coll_mod_target(info, change)
+    is_unique = bool(spec.get("unique")) or spec["name"] == "_id_"
     updates: dict = {}
     reply: dict = {}
     if change.expire_after_seconds is not None:
@@ -924,11 +950,15 @@ def _coll_mod_index(w, info, change: CollModIndex) -> dict:
         elif new_exp != old_exp:
             updates["expireAfterSeconds"] = new_exp
             reply.update({"expireAfterSeconds_old": old_exp, "expireAfterSeconds_new": new_exp})
-    for option, value in (("unique", change.unique), ("prepareUnique", change.prepare_unique),
-                          ("forceNonUnique", change.force_non_unique)):
-        if value is not None:
-            raise MongoError(ErrorCode.CommandNotSupported,
-                             f"collMod index option '{option}' is not supported by Tidemark")
+    to_unique = False
+    if change.unique is not None:
+        if not change.unique:
+            raise MongoError(ErrorCode.BadValue, "Cannot make index non-unique")
+        if not is_unique:  # (an index already unique: nothing to do)
+            if not spec.get("prepareUnique"):  # one step is refused: new duplicates could slip in meanwhile
+                raise MongoError(ErrorCode.InvalidOptions, "Cannot make index unique with 'prepareUnique=false'. "
+                                                           "Run collMod to set it first.")
+            to_unique = True
     if change.hidden is not None:
         coll = info.ns.partition(".")[2]
         if coll.startswith("system.") and not coll.startswith(C.BUCKETS_PREFIX):
@@ -939,9 +969,82 @@ def _coll_mod_index(w, info, change: CollModIndex) -> dict:
         if change.hidden != old:
             updates["hidden"] = True if change.hidden else None  # unhiding removes the field, as mongod's collMod
             reply.update({"hidden_old": old, "hidden_new": change.hidden})
+    prepare: bool | None = None
+    if change.prepare_unique is not None and not is_unique and bool(spec.get("prepareUnique")) != change.prepare_unique:
+        prepare = change.prepare_unique
+    to_non_unique = False
+    if change.force_non_unique is not None:
+        if not change.force_non_unique:
+            raise MongoError(ErrorCode.BadValue, "'forceNonUnique: false' is not supported")
+        if spec["name"] == "_id_":
+            raise MongoError(ErrorCode.InvalidOptions, "the _id index cannot be made non-unique")
+        to_non_unique = is_unique
+    if prepare is not None and modifications > 1:
+        raise MongoError(ErrorCode.InvalidOptions, "prepareUnique cannot be combined with any other modification.")
+    if dry_run:
+        if modifications > 1:
+            raise MongoError(ErrorCode.InvalidOptions,
+                             "unique: true cannot be combined with any other modification in dry run mode.")
+        _check_no_duplicates(w, info, spec["name"])
+        return {}
+    if to_unique:
+        _check_no_duplicates(w, info, spec["name"])
+    if prepare is not None:
+        updates["prepareUnique"] = True if prepare else None  # (false removes it, as listIndexes then shows)
     if updates:
-        w.set_index_options(info, spec["name"], updates)
+        info = w.set_index_options(info, spec["name"], updates)
+    if to_unique or to_non_unique:
+        w.set_index_unique(info, spec["name"], to_unique)
+    # mongod's reply order (processCollModIndexRequest's commit handler)
+    if to_unique:
+        reply["unique_new"] = True
+    if prepare is not None:
+        reply.update({"prepareUnique_old": not prepare, "prepareUnique_new": prepare})
+    if to_non_unique:
+        reply["forceNonUnique_new"] = True
     return reply
+
+
+def _check_no_duplicates(w, info, name: str) -> None:
+    """mongod's scanIndexForDuplicates and buildConvertUniqueErrorStatus: 359 with ``violations``, one
+    ``{ids: [...]}`` per index key that more than one document holds (in index order), the _ids up to
+    ``_MAX_VIOLATION_BYTES`` (at least one); none: nothing."""
+    groups: list[list[bytes]] = []
+    previous: tuple[bytes, bytes] | None = None
+    current: list[bytes] = []
+    for key, rid in w.index_scan(info, name):
+        if previous is not None and key == previous[0]:
+            if not current:
+                current.append(previous[1])
+            current.append(bytes(rid))
+        elif current:
+            groups.append(current)
+            current = []
+        previous = (bytes(key), bytes(rid))
+    if current:
+        groups.append(current)
+    if not groups:
+        return
+    violations: list[dict] = []
+    size = 0
+    for rids in groups:
+        ids: list = []
+        for rid in rids:
+            raw = w.get(info, rid)
+            doc_id = decode(raw).get("_id") if raw is not None else None
+            size += len(encode({"_id": doc_id})) - 5  # (the BSON element's size, as mongod counts it)
+            if size > _MAX_VIOLATION_BYTES:
+                if not violations and not ids:
+                    ids.append(doc_id)
+                if ids:
+                    violations.append({"ids": ids})
+                raise MongoError(ErrorCode.CannotConvertIndexToUnique,
+                                 "Cannot convert the index to unique. Too many conflicting documents were "
+                                 "detected. Please resolve them and rerun collMod.", extra={"violations": violations})
+            ids.append(doc_id)
+        violations.append({"ids": ids})
+    raise MongoError(ErrorCode.CannotConvertIndexToUnique, "Cannot convert the index to unique. Please resolve "
+                     "conflicting documents before running collMod again.", extra={"violations": violations})
 
 
 def _coll_mod_target(info, change: CollModIndex) -> dict:

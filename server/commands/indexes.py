@@ -44,8 +44,7 @@ ID_INDEX_FIELDS = frozenset({"key", "name", "v", "ns", "collation", "_id"})
 KIND_OPTIONS = {"weights": "text", "default_language": "text", "language_override": "text",
                 "textIndexVersion": "text", "2dsphereIndexVersion": "2dsphere", "bits": "2d", "min": "2d",
                 "max": "2d", "coarsestIndexedLevel": "2dsphere", "finestIndexedLevel": "2dsphere"}
-UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "columnstoreProjection", "columnstoreCompressor",
-                           "prepareUnique", "originalSpec")
+UNSUPPORTED_SPEC_FIELDS = ("bucketSize", "columnstoreProjection", "columnstoreCompressor", "originalSpec")
 _BOOL_FIELDS = ("background", "unique", "sparse", "dropDups", "prepareUnique", "clustered")
 _STRING_FIELDS = ("default_language", "language_override")
 _NUMBER_FIELDS = ("2dsphereIndexVersion", "textIndexVersion", "bits", "min", "max", "coarsestIndexedLevel",
@@ -247,6 +246,11 @@ def finish_spec(raw: dict, plugin: str) -> dict:
     spec.update(foreign)
     if raw.get("unique"):
         spec["unique"] = True
+    if raw.get("prepareUnique"):  # (refuses new duplicate keys: the first step of collMod's conversion)
+        if spec.get("unique"):
+            raise MongoError(ErrorCode.CannotCreateIndex,
+                             "Index cannot have both 'unique' and 'prepareUnique' set to true")
+        spec["prepareUnique"] = True
     if raw.get("sparse"):
         spec["sparse"] = True
     if "background" in raw:  # kept as given and shown by listIndexes, as mongod (builds ignore it)
@@ -374,12 +378,12 @@ def _s2_levels(raw: dict) -> dict:
 # partial filter: since 4.9 also unique and sparse, index_signature.js) and the other options, which
 # must be identical for a request to be "already existing".
 _SIGNATURE_FLAGS: tuple[str, ...] = ("unique", "sparse")
-_OTHER_OPTIONS = ("unique", "sparse", "expireAfterSeconds", "hidden", "weights", "default_language",
-                  "language_override", "bits", "min", "max", "storageEngine")
+_OTHER_OPTIONS = ("unique", "sparse", "prepareUnique", "expireAfterSeconds", "hidden", "weights",
+                  "default_language", "language_override", "bits", "min", "max", "storageEngine")
 
 
 def _option(spec: dict, k: str) -> Any:
-    return bool(spec.get(k)) if k in ("unique", "sparse", "hidden") else spec.get(k)
+    return bool(spec.get(k)) if k in ("unique", "sparse", "hidden", "prepareUnique") else spec.get(k)
 
 
 def _same_signature(old: dict, spec: dict) -> bool:

@@ -174,8 +174,13 @@ def _model(spec: dict, timeseries: bool) -> int | None:
     target = "a_1" if timeseries else "index1"
     if "name" in given and given["name"] != target or "keyPattern" in given and given["keyPattern"] != {"a": 1}:
         return 27
-    if not timeseries and {"unique", "prepareUnique", "forceNonUnique"} & set(given):
-        return 115  # (converting an index to unique is not implemented)
+    if not timeseries:  # index1 is neither unique nor prepared for it (coll_mod.cpp's order of checks)
+        if "unique" in given:
+            return 2 if not given["unique"] else 72  # "Cannot make index non-unique" / "... prepareUnique=false"
+        if "forceNonUnique" in given and not given["forceNonUnique"]:
+            return 2
+        if given.get("prepareUnique") and len(changes) > 1:
+            return 72  # "prepareUnique cannot be combined with any other modification."
     return None
 
 

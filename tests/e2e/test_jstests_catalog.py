@@ -61,13 +61,6 @@ UNKNOWN_FIELD = 40415
 BATCH_SIZE_NEGATIVE = 51024
 API_STRICT_ERROR = 323
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-COLL_MOD_UNIQUE_CONVERSION = (
-    "collMod index {prepareUnique: true} and {unique: true} (converting an index to unique) answer 115 "
-    "CommandNotSupported; mongod sets prepareUnique (new duplicates refused) then converts, listing unique: true "
-    "without prepareUnique. Needs server/commands/ddl.py _coll_mod_index plus duplicate enforcement for "
-    "prepareUnique in the index write path (server/query/index_keys.py / storage/indexes.py)")
-
 
 def _list(db, **options) -> list[dict]:
     """Every entry listCollections returns (following the cursor), without system.profile."""
@@ -515,7 +508,6 @@ def test_list_indexes_follows_coll_mod(db):
     assert _by_key(coll, {"c": 1})["expireAfterSeconds"] == 7200
 
 
-@pytest.mark.xfail(strict=True, reason=COLL_MOD_UNIQUE_CONVERSION)
 def test_list_indexes_follows_coll_mod_unique_conversion(db):
     coll = db.collTest
     coll.create_index([("e", 1)])
