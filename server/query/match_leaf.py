@@ -58,7 +58,7 @@ def has_strings(v: Any) -> bool:
         return any(has_strings(x) for x in v.values())
     if t is list:
         return any(has_strings(x) for x in v)
-    return isinstance(v, str) and canonical_type_order(v) == BRACKET_STRING
+    return type(v) is str and canonical_type_order(v) == BRACKET_STRING
 
 
 def cmp_predicate(op: str, rhs: Any, collation: Any = None) -> Predicate:
@@ -307,8 +307,8 @@ def _decimal_as_long(v: Decimal128) -> int:
     to even; NaN, an infinity or a value beyond 64 bits is an invalid conversion, whose result is the
     integer indefinite 0x8000000000000000 (LLONG_MIN). (8.0 rejects such decimals in bit tests.)"""
     d = v.to_decimal()
-    if not d.is_finite() or d.adjusted() > 19:  # (20 digits and more: beyond 64 bits, no big int built)
-        return _LLONG_MIN
+    if not d.is_finite() or (d and d.adjusted() > 19):  # (20 digits and more: beyond 64 bits, no big int
+        return _LLONG_MIN                                # built; a zero's exponent says nothing: 0E+20 is 0)
     n = int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
     return n if _LLONG_MIN <= n < 2**63 else _LLONG_MIN
 

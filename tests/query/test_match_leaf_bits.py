@@ -33,6 +33,9 @@ def test_decimals_round_half_to_even():
     assert _matches(Decimal128("3.5"), [2]) == _bits(4, [2])
     assert _matches(Decimal128("1.1"), [0]) == _bits(1, [0])
     assert _matches(Decimal128("-1.1"), list(range(70))) == _bits(-1, list(range(70)))
+    # a zero of any exponent is 0, not a value beyond 64 bits (found by the family below)
+    assert _matches(Decimal128("0E+20"), [63]) == _bits(0, [63])
+    assert _matches(Decimal128("-0E+6111"), [0, 63]) == _bits(0, [0, 63])
 
 
 def test_invalid_decimals_read_as_llong_min():
