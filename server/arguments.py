@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bson.code import Code
+
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
@@ -64,9 +66,18 @@ def missing(path: str) -> MongoError:
 
 def wrong_type(path: str, value: Any, expected: str | tuple[str, ...]) -> MongoError:
     """``expected`` is one BSON type name, or several (mongod lists them as ``'[long, int]'``)."""
-    wanted = f"type '{expected}'" if isinstance(expected, str) else f"types '[{', '.join(expected)}]'"
+    wanted = f"type '{expected}'" if type(expected) is str else f"types '[{', '.join(expected)}]'"
     return MongoError(ErrorCode.TypeMismatch,
                       f"BSON field '{path}' is the wrong type '{type_name(value)}', expected {wanted}")
+
+
+def of_kind(value: Any, kind: Any) -> bool:
+    """Whether ``value`` is an argument of ``kind`` (a type, union or tuple) as an IDL field's BSON type
+    goes: a bool only when ``kind`` is bool; never a JavaScript value (bson's Code is a str subclass,
+    but no BSON string)."""
+    if isinstance(value, bool):
+        return kind is bool
+    return isinstance(value, kind) and not isinstance(value, Code)
 
 
 def field(cmd: dict, command: str, name: str, kind: type | tuple[type, ...], expected: str | tuple[str, ...],
@@ -78,6 +89,6 @@ def field(cmd: dict, command: str, name: str, kind: type | tuple[type, ...], exp
             raise missing(f"{command}.{name}")
         return None
     value = cmd[name]
-    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+    if not of_kind(value, kind):
         raise wrong_type(f"{command}.{name}", value, expected)
     return value

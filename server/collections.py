@@ -403,7 +403,7 @@ def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec
 
 
 def _out_target(db: str, spec: Any) -> tuple[str, Any]:
-    if isinstance(spec, str):
+    if type(spec) is str:
         return db, spec
     if isinstance(spec, dict):
         return spec.get("db", db), spec.get("coll")
@@ -418,7 +418,7 @@ def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
         return
     stage, spec = next(iter(last.items()))
     target_db, target = (_out_target if stage == "$out" else write_stages.merge_target)(db, spec)
-    if isinstance(target_db, str) and isinstance(target, str):
+    if type(target_db) is str and type(target) is str:
         check_write_target(server, target_db, target, stage, spec)
         if stage == "$merge":
             write_stages.check_on_fields(server, db, spec)
@@ -571,7 +571,7 @@ class FindSpec:
                 raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
         if self.max_time is not None and self.max_time < 0:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
-        if self.hint is not None and not isinstance(self.hint, (str, dict)):
+        if self.hint is not None and type(self.hint) is not str and not isinstance(self.hint, dict):
             raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
         if self.min is not None and self.max is not None and list(self.min) != list(self.max):
             # validateFindCommandRequest's first check, before any index is looked at: the same names
@@ -753,7 +753,7 @@ def _min_max_bounds(lo: dict | None, hi: dict | None, index: dict, collation: An
     collators_match = same(collation, index_coll)
     for doc in (lo, hi):
         if doc is not None and (list(doc) != list(fields) or (
-                not collators_match and any(isinstance(v, str | dict | list) for v in doc.values()))):
+                not collators_match and any(type(v) is str or isinstance(v, dict | list) for v in doc.values()))):
             raise MongoError(51174, "The index chosen is not compatible with min/max")
 
     def encode(values: list) -> bytes:

@@ -120,7 +120,7 @@ class Cursor:
         if plan is None:
             return set()
         return {p.index["name"] for p in (plan, *plan.branches)
-                if isinstance(p.index, dict) and isinstance(p.index.get("name"), str)}
+                if isinstance(p.index, dict) and type(p.index.get("name")) is str}
 
     def describe(self, origin: bool = False) -> dict[str, Any]:
         """mongod's generic cursor fields, as ``$currentOp`` shows them (idle cursors, and the
@@ -675,7 +675,7 @@ def api_parameters_text(api: tuple[Any, Any, Any]) -> str:
 def _shell_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return f'"{value}"' if isinstance(value, str) else str(value)
+    return f'"{value}"' if type(value) is str else str(value)
 
 
 def resume_token_fields(cursor: Cursor, n: int) -> dict[str, Any]:

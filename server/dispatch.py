@@ -118,7 +118,7 @@ def _validate_db(cmd: dict[str, Any]) -> str:
     db = cmd.get("$db")
     if db is None:
         raise MongoError(40571, "OP_MSG requests require a $db argument")
-    if not isinstance(db, str):
+    if type(db) is not str:
         raise MongoError(
             ErrorCode.TypeMismatch,
             f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
@@ -145,7 +145,7 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
 def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
     """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
     target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-    return f"{db}.{target}" if isinstance(target, str) and target else f"{db}.$cmd"
+    return f"{db}.{target}" if type(target) is str and target else f"{db}.$cmd"
 async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo,
                           op: Any) -> None:
     """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py).
@@ -267,9 +267,9 @@ class Dispatcher:
                       command=spec.name if spec else name, ok=reply.get("ok"),
                       durationMillis=int(elapsed * 1000))
         target_db = cmd.get("$db")
-        if spec is not None and isinstance(target_db, str):
+        if spec is not None and type(target_db) is str:
             server.top.record(spec.name, cmd, target_db, elapsed)
-        if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and isinstance(target_db, str):
+        if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and type(target_db) is str:
             facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)

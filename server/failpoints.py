@@ -84,7 +84,7 @@ class Action:
 def _parse_mode(mode: Any) -> tuple[str, int, float]:
     """mongod's FailPoint::parseBSON: a string ("off", "alwaysOn") or a document whose first known key,
     in the order times, skip, activationProbability, decides (a driver sends ``{times: 1, skip: 0}``)."""
-    if isinstance(mode, str):
+    if type(mode) is str:
         if mode in ("off", "alwaysOn"):
             return mode, 0, 0.0
         raise MongoError(ErrorCode.BadValue, f"unknown mode: {mode}")
@@ -192,7 +192,7 @@ class FailPoints:
             application = client.get("application") if isinstance(client, dict) else None
             if app != (application.get("name") if isinstance(application, dict) else None):
                 return None
-        if "namespace" in data and isinstance(cmd.get("$db"), str):
+        if "namespace" in data and type(cmd.get("$db")) is str:
             if data["namespace"] != command_namespace(names[0], cmd, cmd["$db"]):
                 return None
         return data

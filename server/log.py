@@ -253,7 +253,7 @@ def component_verbosity() -> dict[str, Any]:
 def parse_component_verbosity(value: Any) -> dict[str, int]:
     """Validate a ``logComponentVerbosity`` document (or its JSON text, from --setParameter) into
     {dotted component ("" = default): verbosity}. Raises ValueError."""
-    if isinstance(value, str):
+    if type(value) is str:
         try:
             value = json.loads(value)
         except ValueError:

@@ -257,7 +257,7 @@ def _client_fields(conn: Any, host: str) -> dict[str, Any]:
     metadata = conn.client if isinstance(conn.client, dict) else None
     if metadata:
         app = metadata.get("application")
-        if isinstance(app, dict) and isinstance(app.get("name"), str):
+        if isinstance(app, dict) and type(app.get("name")) is str:
             entry["appName"] = app["name"]
         entry["clientMetadata"] = metadata
     return entry
@@ -355,7 +355,7 @@ def _pieces(value: Any) -> Iterator[tuple[str, int]]:
         yield " ]", 2
     elif isinstance(value, bytes):  # (Binary too: never rendered whole)
         yield repr(bytes(value[:_SHOWN_STRING_PREFIX])), len(value) + 5
-    elif isinstance(value, str):
+    elif type(value) is str:
         if len(value) > _MAX_SHOWN_STRING:
             yield '"' + value[:_SHOWN_STRING_PREFIX] + '..."', len(value) + 2
         else:

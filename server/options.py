@@ -247,7 +247,7 @@ def check_config_keys(config: dict[str, Any], schema: dict[str, Any] = CONFIG_KE
     ignored: list[str] = []
     for key, value in config.items():
         name = f"{prefix}{key}"
-        kind = schema.get(key) if isinstance(key, str) else None
+        kind = schema.get(key) if type(key) is str else None
         if kind is None:
             raise ValueError(f"Unrecognized option: {name}")
         if isinstance(kind, dict):
@@ -363,7 +363,7 @@ def _process_options(parser: argparse.ArgumentParser, args: argparse.Namespace, 
         parser.error("--fork is not supported: Tidemark runs in the foreground; start it from a supervisor "
                      "(systemd Type=simple, Docker, supervisord) or with nohup and --logpath")
     pidfile = args.pidfilepath or process.get("pidFilePath")
-    if pidfile is not None and (not isinstance(pidfile, str) or not pidfile):
+    if pidfile is not None and (type(pidfile) is not str or not pidfile):
         parser.error("processManagement.pidFilePath must be a file path")
     options.pidfilepath = pidfile
 
@@ -388,7 +388,7 @@ def _security_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     for name, key in (("tls_certificate_key_file", "certificateKeyFile"), ("tls_ca_file", "CAFile"),
                       ("tls_certificate_key_file_password", "certificateKeyFilePassword")):
         value = getattr(args, name) or tls.get(key)
-        if value is not None and not isinstance(value, str):
+        if value is not None and type(value) is not str:
             parser.error(f"net.tls.{key} must be a string")
         setattr(options, name, value)
     for name, key in (("tls_allow_invalid_certificates", "allowInvalidCertificates"),

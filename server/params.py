@@ -21,9 +21,9 @@ def _parse_bool(value: Any) -> bool:
         return value
     if isinstance(value, int | float):
         return value != 0
-    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+    if type(value) is str and value.lower() in ("true", "1", "yes", "on"):
         return True
-    if isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+    if type(value) is str and value.lower() in ("false", "0", "no", "off"):
         return False
     raise ValueError(f"expected a boolean, got {value!r}")
 
@@ -60,7 +60,7 @@ def _parse_int32(value: Any, what: str) -> int:
 
 def _parse_log_level(value: Any) -> int:
     # (at start-up the value is text: "--setParameter logLevel=2")
-    parsed = _parse_int32(int(value) if isinstance(value, str) and value.lstrip("-").isdigit() else value, "logLevel")
+    parsed = _parse_int32(int(value) if type(value) is str and value.lstrip("-").isdigit() else value, "logLevel")
     if parsed < 0:
         raise ValueError(f"must be greater than or equal to 0, got {parsed}")
     return parsed
@@ -70,7 +70,7 @@ def _parse_component_verbosity(value: Any) -> dict[str, int]:
     """``logComponentVerbosity`` (server/log.py validates the components): each verbosity must be an
     int32 (NaN and out-of-range numbers fail), and a negative default clears it back to 0 as mongod
     clears the default component's severity."""
-    if isinstance(value, str):  # (--setParameter gives JSON text)
+    if type(value) is str:  # (--setParameter gives JSON text)
         try:
             value = json.loads(value)
         except ValueError:
@@ -97,7 +97,7 @@ AUTOMATION_DESCRIPTOR_MAX = 64
 
 def _parse_automation_descriptor(value: Any) -> str:
     """mongod's automationServiceDescriptor: a string of at most 64 bytes (hello echoes it when set)."""
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise MongoError(ErrorCode.TypeMismatch,
                          "Value for parameter automationServiceDescriptor must be of type 'string'")
     if len(value.encode()) > AUTOMATION_DESCRIPTOR_MAX:
@@ -136,9 +136,9 @@ def _parse_iteration_count(value: Any) -> int:
 
 
 def _parse_str_list(value: Any) -> list[str]:
-    if isinstance(value, str):
+    if type(value) is str:
         return [part.strip() for part in value.split(",") if part.strip()]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, list) and all(type(v) is str for v in value):
         return list(value)
     raise ValueError(f"expected a comma-separated list of names, got {value!r}")
 
@@ -149,7 +149,7 @@ _FAULT_PLACES = ("commit", "grow", "journal", "index")  # storage/faults.py PLAC
 def _parse_commit_faults(value: Any) -> dict[str, Any]:
     """``{times: N, errno: "ENOSPC"|"EIO", at: "commit"|"grow"|"journal"|"index"}`` (or ``"N"`` /
     ``"N:EIO"``): fail the next N storage operations at that place (default: commits)."""
-    if isinstance(value, str):  # "N[:ERRNO[:AT]]", e.g. --setParameter failStorageCommitsForTest=5:ENOSPC:commit
+    if type(value) is str:  # "N[:ERRNO[:AT]]", e.g. --setParameter failStorageCommitsForTest=5:ENOSPC:commit
         count, _, rest = value.partition(":")
         kind, _, at = rest.partition(":")
         value = {"times": count.strip(), "errno": kind.strip() or "ENOSPC", "at": at.strip() or "commit"}

@@ -536,7 +536,7 @@ def _type_name(value: Any) -> str:
         return "object"
     if isinstance(value, list):
         return "array"
-    if isinstance(value, str):
+    if type(value) is str:
         return "string"
     if isinstance(value, bool):
         return "bool"

@@ -58,7 +58,7 @@ def _kinds(name: str) -> tuple[str, str, str]:
 def command_namespace(name: str, cmd: dict[str, Any], db: str) -> str | None:
     """The collection namespace a command works on (None for commands on no collection)."""
     target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-    if isinstance(target, str) and target:
+    if type(target) is str and target:
         return f"{db}.{target}"
     return None
 

@@ -323,11 +323,11 @@ def timeseries_out_plan(server: ServerState, db: str, pipeline: list) -> Timeser
     if last is None or "$out" not in last:
         return None
     spec = last["$out"]
-    if isinstance(spec, str):
+    if type(spec) is str:
         target_db, coll, given = db, spec, None
-    elif isinstance(spec, dict) and isinstance(spec.get("coll"), str):
+    elif isinstance(spec, dict) and type(spec.get("coll")) is str:
         target_db, coll, given = spec.get("db", db), spec["coll"], spec.get("timeseries")
-        if not isinstance(target_db, str):
+        if type(target_db) is not str:
             return None
     else:
         return None

@@ -24,9 +24,9 @@ def role_names(value: Any, default_db: str, command: str, field: str = "roles") 
         raise wrong_type(f"{command}.{field}", value, "array")
     out: list[RoleName] = []
     for entry in value:
-        if isinstance(entry, str):
+        if type(entry) is str:
             role, db = entry, default_db
-        elif isinstance(entry, dict) and isinstance(entry.get("role"), str) and isinstance(entry.get("db"), str):
+        elif isinstance(entry, dict) and type(entry.get("role")) is str and type(entry.get("db")) is str:
             if set(entry) - {"role", "db"}:
                 raise MongoError(ErrorCode.BadValue, f"Unknown field in role document: {sorted(set(entry) - {'role', 'db'})}")
             role, db = entry["role"], entry["db"]
@@ -63,7 +63,7 @@ def mechanisms_arg(value: Any, enabled: list[str], command: str) -> list[str]:
     """The ``mechanisms`` to create credentials for (default: every enabled SCRAM mechanism)."""
     if value is None:
         return [m for m in scram.MECHANISMS if m in enabled]
-    if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+    if not isinstance(value, list) or not all(type(m) is str for m in value):
         raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.mechanisms' must be an array of strings")
     if not value:
         raise MongoError(ErrorCode.BadValue, "mechanisms field must not be empty")
@@ -186,9 +186,9 @@ def _info_targets(value: Any, db: str, kind: str) -> list[tuple[str, str]] | str
     entries = value if isinstance(value, list) else [value]
     out = []
     for entry in entries:
-        if isinstance(entry, str):
+        if type(entry) is str:
             out.append((entry, db))
-        elif isinstance(entry, dict) and isinstance(entry.get(kind), str) and isinstance(entry.get("db"), str):
+        elif isinstance(entry, dict) and type(entry.get(kind)) is str and type(entry.get("db")) is str:
             out.append((entry[kind], entry["db"]))
         else:
             raise MongoError(ErrorCode.BadValue,

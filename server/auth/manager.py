@@ -64,7 +64,7 @@ def role_list(value: Any) -> list[RoleName]:
     """``[{role, db}]`` of a stored document as (role, db) pairs (malformed entries skipped)."""
     out = []
     for entry in value or []:
-        if isinstance(entry, dict) and isinstance(entry.get("role"), str) and isinstance(entry.get("db"), str):
+        if isinstance(entry, dict) and type(entry.get("role")) is str and type(entry.get("db")) is str:
             out.append((entry["role"], entry["db"]))
     return out
 
@@ -75,7 +75,7 @@ class RoleGraph:
     def __init__(self, role_docs: list[dict]):
         self.defined: dict[RoleName, dict] = {}
         for doc in role_docs:
-            if isinstance(doc.get("role"), str) and isinstance(doc.get("db"), str):
+            if type(doc.get("role")) is str and type(doc.get("db")) is str:
                 self.defined[(doc["role"], doc["db"])] = doc
 
     def exists(self, role: RoleName) -> bool:

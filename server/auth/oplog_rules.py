@@ -138,7 +138,7 @@ def _entry(req: Any, rules: Any, op: dict, always_upsert: bool, bypass: tuple) -
         spec = req.server.commands.get(name) if name else None
         if spec is None:
             raise MongoError(ErrorCode.FailedToParse, "Unrecognized command in op")
-        db = "admin" if spec.name == "renameCollection" else (ns.split(".", 1)[0] if isinstance(ns, str) else req.db)
+        db = "admin" if spec.name == "renameCollection" else (ns.split(".", 1)[0] if type(ns) is str else req.db)
         rule = rules.RULES.get(spec.name)
         if rule is None:
             return
@@ -170,7 +170,7 @@ def merge_authz_collections(req: Any) -> None:
         actions += ["dropUser", "dropRole"]
     for key, what in (("tempUsersCollection", "user"), ("tempRolesCollection", "role")):
         coll = cmd.get(key)
-        if not isinstance(coll, str) or not coll:
+        if type(coll) is not str or not coll:
             continue
         if not _allowed_everywhere(req, R.ANY_NORMAL, actions):
             raise _unauthorized(f"Not authorized to update {what} data using _mergeAuthzCollections a command")

@@ -22,11 +22,11 @@ INITIAL_SOURCES = frozenset({
 
 
 def _target_ns(db: str, spec: Any, *, coll_key: str = "coll") -> R.Pattern | None:
-    if isinstance(spec, str) and spec:
+    if type(spec) is str and spec:
         return R.ns_target(db, spec)
     if isinstance(spec, dict):
         coll, other_db = spec.get(coll_key), spec.get("db", db)
-        if isinstance(coll, str) and coll and isinstance(other_db, str) and other_db:
+        if type(coll) is str and coll and type(other_db) is str and other_db:
             return R.ns_target(other_db, coll)
     return None
 
@@ -58,7 +58,7 @@ def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass
             elif foreign is not None or "pipeline" in spec:  # a sub-pipeline over the foreign collection
                 needs += pipeline_privileges(db, foreign, spec.get("pipeline", []), bypass)
         elif name == "$unionWith":
-            if isinstance(spec, str):
+            if type(spec) is str:
                 needs.append((R.ns_target(db, spec), ("find",)))
             elif isinstance(spec, dict):
                 needs += pipeline_privileges(db, _target_ns(db, spec.get("coll")),

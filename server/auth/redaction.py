@@ -39,7 +39,7 @@ SENSITIVE_FIELDS: dict[str, frozenset[str]] = {
 
 def sensitive_fields(name: str) -> frozenset[str]:
     """The secret top-level fields of command ``name`` (empty for most commands)."""
-    return SENSITIVE_FIELDS.get(name.lower(), frozenset()) if isinstance(name, str) else frozenset()
+    return SENSITIVE_FIELDS.get(name.lower(), frozenset()) if type(name) is str else frozenset()
 
 
 def redact_command(cmd: dict[str, Any], name: str | None = None) -> tuple[dict[str, Any], bool]:

@@ -78,7 +78,7 @@ def _value(value: Any, out: _Out) -> None:
         _emit(out, "true" if value else "false")
     elif value is None:
         _emit(out, "null")
-    elif isinstance(value, str):
+    elif type(value) is str:
         _emit(out, json.dumps(value, ensure_ascii=False))
     elif isinstance(value, float):
         _emit(out, repr(value) if not value.is_integer() else f"{value:.1f}")

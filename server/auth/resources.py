@@ -183,7 +183,7 @@ def parse_pattern(resource: Any) -> Pattern:
     if keys == {"db", "collection"} or keys == {"db", "system_buckets"}:
         db = resource["db"]
         name = resource.get("collection", resource.get("system_buckets"))
-        if not isinstance(db, str) or not isinstance(name, str):
+        if type(db) is not str or type(name) is not str:
             raise _bad("resource: 'db' and 'collection' must be strings")
         if "system_buckets" in keys:
             if db and name:
@@ -210,7 +210,7 @@ def parse_privileges(docs: Any, field: str) -> dict[Pattern, frozenset]:
             raise _bad("Privilege documents must have 'resource' and 'actions' fields")
         pattern = parse_pattern(doc["resource"])
         actions = doc["actions"]
-        if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        if not isinstance(actions, list) or not all(type(a) is str for a in actions):
             raise _bad("Privilege 'actions' must be an array of strings")
         for action in actions:
             if action not in ACTIONS:

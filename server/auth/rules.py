@@ -57,13 +57,13 @@ class Request:
     def ns(self, value: Any = None) -> R.Pattern:
         """The namespace a command names by its first value (the database when that is no name)."""
         coll = self.cmd.get(self.name) if value is None else value
-        if isinstance(coll, str) and coll:
+        if type(coll) is str and coll:
             return R.ns_target(self.db, coll)
         return R.db_target(self.db)
 
     def full_ns(self, value: Any) -> R.Pattern:
         """A ``"db.coll"`` string (renameCollection, dataSize) as a target."""
-        if isinstance(value, str) and "." in value:
+        if type(value) is str and "." in value:
             db, _, coll = value.partition(".")
             if db and coll:
                 return R.ns_target(db, coll)
@@ -131,7 +131,7 @@ def _require_all(req: Request, needs: list) -> None:
 
 def _aggregate(req: Request) -> None:
     coll = req.cmd.get("aggregate")
-    source = R.ns_target(req.db, coll) if isinstance(coll, str) and coll else None
+    source = R.ns_target(req.db, coll) if type(coll) is str and coll else None
     _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req)))
 
 
@@ -140,16 +140,16 @@ def _map_reduce(req: Request) -> None:
     insert and update (reduce) on the target, mongod's actions for each mode."""
     req.require(req.ns(), "find")
     out = req.cmd.get("out")
-    if isinstance(out, str):
+    if type(out) is str:
         out = {"replace": out}
     if not isinstance(out, dict) or "inline" in out:
         return
     actions = {"replace": ("insert", "remove"), "merge": ("insert", "update"), "reduce": ("find", "insert", "update")}
     for mode, needed in actions.items():
         target = out.get(mode)
-        if isinstance(target, str) and target:
+        if type(target) is str and target:
             target_db = out.get("db", req.db)
-            req.require(R.ns_target(target_db if isinstance(target_db, str) else req.db, target), *needed,
+            req.require(R.ns_target(target_db if type(target_db) is str else req.db, target), *needed,
                         *_bypass(req))
 
 
@@ -169,7 +169,7 @@ def _view_pipeline(req: Request, view_on: Any, pipeline: Any) -> None:
     """Creating or changing a view over data the caller could not read would leak it."""
     if not req.allowed(req.ns(), "find"):
         return
-    source = R.ns_target(req.db, view_on) if isinstance(view_on, str) and view_on else None
+    source = R.ns_target(req.db, view_on) if type(view_on) is str and view_on else None
     _require_all(req, pipeline_privileges(req.db, source, pipeline, ()))
 
 
@@ -313,9 +313,9 @@ def _role_dbs(value: Any, db: str) -> list[str]:
     """Databases of the roles named in a roles array (malformed entries are the handler's to refuse)."""
     out = []
     for entry in value if isinstance(value, list) else []:
-        if isinstance(entry, str):
+        if type(entry) is str:
             out.append(db)
-        elif isinstance(entry, dict) and isinstance(entry.get("db"), str):
+        elif isinstance(entry, dict) and type(entry.get("db")) is str:
             out.append(entry["db"])
     return out
 
@@ -348,7 +348,7 @@ def _create_user(req: Request) -> None:
 
 def _is_self(req: Request, user: Any, db: str) -> bool:
     name = req.session.name
-    return name is not None and isinstance(user, str) and name == UserName(user, db)
+    return name is not None and type(user) is str and name == UserName(user, db)
 
 
 def _update_user(req: Request) -> None:
@@ -431,7 +431,7 @@ def _filemd5(req: Request) -> None:
     """mongod's CmdFileMD5: find on ``<root>.chunks`` (a non-string root is 73 already here, as
     mongod's parseNs answers), refused with its own message."""
     root = req.cmd.get("root")
-    if "root" in req.cmd and not isinstance(root, str):
+    if "root" in req.cmd and type(root) is not str:
         raise MongoError(ErrorCode.InvalidNamespace, "'root' must be of type String")
     if not req.allowed(R.ns_target(req.db, (root or "fs") + ".chunks"), "find"):
         raise MongoError(ErrorCode.Unauthorized, "unauthorized")
@@ -442,7 +442,7 @@ def _validate_db_metadata(req: Request) -> None:
     normal resource without one; refused with its own message. A ``db`` of another type is the
     handler's 14 (mongod parses the request first)."""
     db = req.cmd.get("db")
-    if db is not None and not isinstance(db, str):
+    if db is not None and type(db) is not str:
         return
     if db is not None:
         if not req.allowed(R.db_target(db), "validate"):

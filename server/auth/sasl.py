@@ -46,7 +46,7 @@ AUTH_FAILED = "Authentication failed."
 def _payload(cmd: dict, command: str) -> tuple[bytes, bool]:
     """(payload bytes, answer as base64 string?)."""
     value = field(cmd, command, "payload", (bytes, str), ("string", "binData"), required=True)
-    if isinstance(value, str):
+    if type(value) is str:
         try:
             return base64.b64decode(value, validate=True), True
         except (binascii.Error, ValueError):
@@ -187,7 +187,7 @@ async def _step(ctx: CommandContext, conv: Conversation, payload: bytes, as_text
 async def supported_mechanisms(ctx: CommandContext, value: Any) -> list[str]:
     """hello's ``saslSupportedMechs: "<db>.<user>"``: the SCRAM mechanisms that user can use. An
     unknown user gets every enabled mechanism, so the answer does not tell whether it exists."""
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise MongoError(ErrorCode.TypeMismatch, "saslSupportedMechs must be a string")
     db, dot, user = value.partition(".")
     if not dot or not db or not user:
@@ -203,7 +203,7 @@ async def supported_mechanisms(ctx: CommandContext, value: Any) -> list[str]:
 async def speculative(ctx: CommandContext, doc: Any) -> dict[str, Any] | None:
     """hello's ``speculativeAuthenticate``: the first SASL step, answered inside hello. Any failure
     means "no speculative reply" (the client then runs saslStart itself), as in mongod."""
-    if not isinstance(doc, dict) or "saslStart" not in doc or not isinstance(doc.get("db"), str):
+    if not isinstance(doc, dict) or "saslStart" not in doc or type(doc.get("db")) is not str:
         return None
     try:
         return await start(ctx, doc, doc["db"], speculative=True)

@@ -138,7 +138,7 @@ LOG_NAMES = ("global", "startupWarnings")
 
 async def get_log(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     name = cmd["getLog"]
-    if not isinstance(name, str):
+    if type(name) is not str:
         raise MongoError(
             ErrorCode.TypeMismatch,
             f"Argument to getLog must be of type String; found {name!r} of type {type(name).__name__}",
@@ -235,10 +235,10 @@ async def log_rotate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     """``{logRotate: 1}`` or ``{logRotate: "server"}``: rotate the server log as SIGUSR1 does (``--logRotate
     rename|reopen``). Logging to stdout, mongod answers ok and only logs the rotation; so does Tidemark."""
     value = cmd.get("logRotate")
-    if isinstance(value, str) and value != "server":
+    if type(value) is str and value != "server":
         raise MongoError(ErrorCode.BadValue, f"Unknown log type for rotate: {value}")
     failure = log.rotate(ctx.server.options.log_rotate == "rename", ctx=f"conn{ctx.conn.id}",
-                         log_type=value if isinstance(value, str) else None)
+                         log_type=value if type(value) is str else None)
     if failure is not None:
         raise MongoError(ErrorCode.OperationFailed, f"Log rotation failed: {failure.strerror or failure}")
     return {}

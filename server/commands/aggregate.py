@@ -56,7 +56,7 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
     if "cursor" in cmd and not isinstance(cmd["cursor"], dict):
         raise MongoError(ErrorCode.TypeMismatch,
                          "BSON field 'aggregate.cursor' is the wrong type, expected type 'object'")
-    if not isinstance(target, str) and not (isinstance(target, (int, float)) and target == 1):
+    if type(target) is not str and not (isinstance(target, (int, float)) and target == 1):
         raise MongoError(ErrorCode.InvalidNamespace,
                          f"collection name has invalid type {C.type_name(target)}")
     return target, pipeline
@@ -67,7 +67,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     replication.check_change_stream(pipeline)
     sessions = None
     if replication.is_list_local_sessions(pipeline):
-        if isinstance(target, str):
+        if type(target) is str:
             raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
                                                          "with {aggregate: 1}, not a collection")
         sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
@@ -85,7 +85,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
     max_time = C.int_arg(cmd, "maxTimeMS", "aggregate")
     collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate")
-    if isinstance(target, str):
+    if type(target) is str:
         C.check_collection_name(db, target)
         if pipeline and isinstance(pipeline[0], dict) and "$documents" in pipeline[0]:
             # mongod's validateTopLevelPipeline: a first stage independent of any collection needs

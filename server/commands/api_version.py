@@ -80,7 +80,7 @@ def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:
         raise MongoError(4886600, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion")
     if version is None:
         return
-    if not isinstance(version, str):
+    if type(version) is not str:
         raise wrong_type("apiVersion", version, "string")
     if version != "1":
         raise MongoError(ErrorCode.APIVersionError, 'API version must be "1"')

@@ -29,7 +29,7 @@ async def sasl_continue(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
 
 async def authenticate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     mechanism = field(cmd, "authenticate", "mechanism", str, "string", required=True)
-    user = cmd.get("user") if isinstance(cmd.get("user"), str) else ""
+    user = cmd.get("user") if type(cmd.get("user")) is str else ""
     reason = ("No verified subject name available from client" if mechanism == "MONGODB-X509"
               else f"Unsupported mechanism: {mechanism}")
     raise await sasl.reject(ctx, {

@@ -43,7 +43,7 @@ def _name(doc: dict, kind: str) -> tuple[str, str]:
     for key in (kind, "db"):
         if key not in doc:
             raise MongoError(ErrorCode.NoSuchKey, f"Missing expected field \"{key}\"")
-        if not isinstance(doc[key], str):
+        if type(doc[key]) is not str:
             raise MongoError(ErrorCode.TypeMismatch, f"\"{key}\" had the wrong type. Expected string, found "
                                                      f"{type(doc[key]).__name__}")
     return doc[kind], doc["db"]

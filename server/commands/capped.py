@@ -117,7 +117,7 @@ async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
     source: Any = cmd.get("cloneCollectionAsCapped")
     target: Any = cmd.get("toCollection")
     for label, value in (("cloneCollectionAsCapped", source), ("toCollection", target)):
-        if not isinstance(value, str):
+        if type(value) is not str:
             raise MongoError(ErrorCode.TypeMismatch, f"'{label}' must be of type String")
     for label, value in (("source", source), ("target", target)):
         if not value or "$" in value or "\0" in value or value.startswith("."):

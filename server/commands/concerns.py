@@ -76,7 +76,7 @@ def _check_read_concern(rc: Any) -> None:
                          f"BSON field 'readConcern' is the wrong type '{type_name(rc)}', expected type 'object'")
     level = rc.get("level")
     if level is not None:
-        if not isinstance(level, str):
+        if type(level) is not str:
             raise MongoError(ErrorCode.TypeMismatch,
                              f"BSON field 'readConcern.level' is the wrong type '{type_name(level)}', "
                              "expected type 'string'")
@@ -115,7 +115,7 @@ def _check_write_concern(wc: Any) -> None:
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field 'WriteConcernOptions.{key}' is the wrong type "
                                                      f"'{type_name(value)}', expected types '{_SAFE_BOOL_TYPES}'")
     w = wc.get("w")
-    if w is not None and not isinstance(w, str) and not is_number(w):
+    if w is not None and type(w) is not str and not is_number(w):
         if type(w) is not dict:
             raise MongoError(ErrorCode.FailedToParse, f"w has to be a number, string, or object; found: {type_name(w)}")
         if not w:
@@ -134,7 +134,7 @@ def _check_write_concern(wc: Any) -> None:
     # validateWriteConcern: what a standalone cannot do
     if is_number(w) and _w_count(w) > 1:
         raise MongoError(ErrorCode.BadValue, "cannot use 'w' > 1 when a host is not replicated")
-    if isinstance(w, str) and w != "majority":
+    if type(w) is str and w != "majority":
         raise MongoError(ErrorCode.BadValue,
                          f'cannot use non-majority \'w\' mode "{w}" when a host is not a member of a replica set')
 

@@ -904,7 +904,7 @@ async def distinct(ctx: CommandContext, cmd: dict) -> dict:
     key = cmd.get("key")
     if "key" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field 'distinct.key' is missing but a required field")
-    if not isinstance(key, str):
+    if type(key) is not str:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'distinct.key' is the wrong type '{C.type_name(key)}', expected type 'string'")
     if "\0" in key:  # mongod checks this first, before the key becomes a field path

@@ -108,7 +108,7 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
     if "pipeline" in options and "viewOn" not in options:
         raise MongoError(ErrorCode.BadValue, "'pipeline' requires 'viewOn' to also be specified")
     if "viewOn" in options:
-        if not isinstance(options["viewOn"], str):
+        if type(options["viewOn"]) is not str:
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'create.viewOn' is the wrong type, expected type 'string'")
         pipeline = options.setdefault("pipeline", [])
@@ -546,8 +546,8 @@ def check_view_doc(db: str, view: dict) -> None:
     an array of documents, ``collation`` a document. mongod then refuses every use of the catalog —
     listing, new views — with 182 (its reads of existing collections still work)."""
     view_id, pipeline, collation = view.get("_id"), view.get("pipeline"), view.get("collation", {})
-    if not (isinstance(view_id, str) and view_id.startswith(db + ".") and len(view_id) > len(db) + 1
-            and "\x00" not in view_id and isinstance(view.get("viewOn"), str) and view["viewOn"]
+    if not (type(view_id) is str and view_id.startswith(db + ".") and len(view_id) > len(db) + 1
+            and "\x00" not in view_id and type(view.get("viewOn")) is str and view["viewOn"]
             and isinstance(pipeline, list) and all(isinstance(stage, dict) for stage in pipeline)
             and isinstance(collation, dict)):
         raise MongoError(ErrorCode.InvalidViewDefinition,
@@ -619,13 +619,13 @@ def pinned_names(flt: Any) -> set[str] | None:
     for key, value in flt.items():
         names: set[str] | None = None
         if key == "name":
-            if isinstance(value, str):
+            if type(value) is str:
                 names = {value}
             elif isinstance(value, dict) and len(value) == 1:
                 ((op, arg),) = value.items()
-                if op == "$eq" and isinstance(arg, str):
+                if op == "$eq" and type(arg) is str:
                     names = {arg}
-                elif op == "$in" and isinstance(arg, list) and all(isinstance(a, str) for a in arg):
+                elif op == "$in" and isinstance(arg, list) and all(type(a) is str for a in arg):
                     names = set(arg)
         elif key == "$and" and isinstance(value, list):
             for clause in value:
@@ -717,7 +717,7 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
     src: Any = cmd.get("renameCollection")
     dst: Any = cmd.get("to")
     for label, value in (("renameCollection", src), ("to", dst)):
-        if not isinstance(value, str):
+        if type(value) is not str:
             raise MongoError(ErrorCode.TypeMismatch,
                              f"BSON field 'renameCollection.{label}' is the wrong type '{C.type_name(value)}', "
                              "expected type 'string'")
@@ -1078,7 +1078,7 @@ async def _coll_mod_view(ctx: CommandContext, db: str, name: str, cmd: dict) -> 
     # both are required: tidemark.auth.rules refuses it before the command runs).
     if "viewOn" not in cmd and "pipeline" not in cmd:
         return {}
-    if "viewOn" in cmd and not isinstance(cmd["viewOn"], str):
+    if "viewOn" in cmd and type(cmd["viewOn"]) is not str:
         raise wrong_type("collMod.viewOn", cmd["viewOn"], "string")
     if "pipeline" in cmd:
         if not isinstance(cmd["pipeline"], list):

@@ -104,7 +104,7 @@ async def explain(ctx: CommandContext, cmd: dict) -> dict:
     if command == "aggregate":
         target, pipeline = parse_aggregate({**inner, "explain": True})
         replication.check_change_stream(pipeline)
-        return await explain_aggregate(ctx, db, target if isinstance(target, str) else None, pipeline,
+        return await explain_aggregate(ctx, db, target if type(target) is str else None, pipeline,
                                        inner, verbosity)
     if command == "find":
         return await explain_find(ctx, inner, verbosity)
@@ -307,7 +307,7 @@ def _view_count_or_distinct(command: str, flt: dict, cmd: dict) -> list[dict]:
             stages.append({"$limit": abs(cmd["limit"])})
         return [*stages, {"$count": "count"}]
     key = cmd.get("key")
-    if not isinstance(key, str) or not key or key.startswith("$"):
+    if type(key) is not str or not key or key.startswith("$"):
         raise MongoError(ErrorCode.BadValue, "distinct requires a 'key' field path")
     return [*stages, {"$unwind": {"path": f"${key}", "preserveNullAndEmptyArrays": True}},
             {"$group": {"_id": None, "distinct": {"$addToSet": f"${key}"}}}]
@@ -347,7 +347,7 @@ class _Statement:
             self.filter = cmd.get("query") or {}
             self.stage = command.upper()
             self.hint, self.collation = cmd.get("hint"), cmd.get("collation")
-            if command == "distinct" and isinstance(cmd.get("key"), str):
+            if command == "distinct" and type(cmd.get("key")) is str:
                 # mongod runs a distinct as a find of the key's projection (getDistinctProjection); its
                 # plan shows that PROJECTION stage on top (Tidemark has no DISTINCT_SCAN)
                 self.transform = distinct_projection(cmd["key"])

@@ -115,7 +115,7 @@ def _compress(abcd: tuple[int, int, int, int], block: bytes) -> tuple[int, int, 
 def chunks_namespace(cmd: dict[str, Any]) -> str:
     """The chunks collection's name: ``<root>.chunks`` (mongod's parseNs; the auth rule uses it too)."""
     root = cmd.get("root")
-    if "root" in cmd and not isinstance(root, str):
+    if "root" in cmd and type(root) is not str:
         raise MongoError(ErrorCode.InvalidNamespace, "'root' must be of type String")
     return (root or "fs") + ".chunks"
 

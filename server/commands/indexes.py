@@ -314,7 +314,7 @@ def _check_collation_support(spec: dict, plugin: str) -> dict:
 def _check_kinds(raw: dict) -> dict:
     """mongod's rules for special index types; the type's stored options (text: the fixed key too)."""
     key = raw["key"]
-    kinds = [v for v in key.values() if isinstance(v, str)]
+    kinds = [v for v in key.values() if type(v) is str]
     if len(set(kinds)) > 1:
         raise MongoError(16750, "Can't use more than one index plugin for a single index.")
     kind = kinds[0]

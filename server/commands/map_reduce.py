@@ -50,7 +50,7 @@ def _function(cmd: dict, field: str, required: bool) -> str | None:
         return None
     if isinstance(value, Code) and value.scope is not None:  # CodeWScope is gone from JavaScript since 4.4
         raise MongoError(4649201, f"mapReduce's {field} no longer supports deprecated BSON type CodeWScope")
-    if not isinstance(value, str):  # (Code is a str)
+    if not isinstance(value, str):  # (a JavaScript value, bson Code, is a str subclass: taken too)
         raise wrong_type(f"mapReduce.{field}", value, ("javascript", "string"))
     return str(value)
 
@@ -60,7 +60,7 @@ def _out(cmd: dict, db: str) -> tuple[str, str | None, str | None]:
     out = cmd.get("out")
     if out is None:
         raise missing("mapReduce.out")
-    if isinstance(out, str):
+    if type(out) is str:
         return "replace", db, out
     if not isinstance(out, dict):
         raise wrong_type("mapReduce.out", out, ("string", "object"))
@@ -69,10 +69,10 @@ def _out(cmd: dict, db: str) -> tuple[str, str | None, str | None]:
             raise MongoError(ErrorCode.BadValue, "if inline is specified, it must be the only field and equal 1")
         return "inline", None, None
     modes = [m for m in _OUT_MODES if m in out]
-    if len(modes) != 1 or not isinstance(out[modes[0]], str) or not out[modes[0]]:
+    if len(modes) != 1 or type(out[modes[0]]) is not str or not out[modes[0]]:
         raise MongoError(ErrorCode.BadValue, "'out' requires 'replace', 'merge', 'reduce' or 'inline'")
     target_db = out.get("db", db)
-    if not isinstance(target_db, str) or not target_db:
+    if type(target_db) is not str or not target_db:
         raise wrong_type("mapReduce.out.db", target_db, ("string",))
     return modes[0], target_db, out[modes[0]]
 

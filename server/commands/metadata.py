@@ -24,7 +24,7 @@ from typing import Any
 
 import bson
 
-from tidemark.arguments import check_fields, missing, wrong_type
+from tidemark.arguments import check_fields, missing, of_kind, wrong_type
 from tidemark.commands.api_version import check_api_parameters
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
@@ -50,7 +50,7 @@ def _optional(cmd: dict[str, Any], path: str, name: str, kind: type, expected: s
     value = cmd.get(name)
     if value is None:
         return None
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+    if not of_kind(value, kind):
         raise wrong_type(f"{path}.{name}", value, expected)
     return value
 

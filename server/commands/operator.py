@@ -227,7 +227,7 @@ async def db_hash(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     db = ctx.db
     wanted = cmd.get("collections")
-    if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(n, str) for n in wanted)):
+    if wanted is not None and (not isinstance(wanted, list) or not all(type(n) is str for n in wanted)):
         raise MongoError(ErrorCode.BadValue, "collections entries have to be strings")
 
     def work():

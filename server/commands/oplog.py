@@ -38,6 +38,7 @@ import uuid as uuid_mod
 from typing import Any
 
 from tidemark import collections as access
+from tidemark.arguments import of_kind
 from tidemark.auth.oplog_rules import as_uuid, ns_by_uuid
 from tidemark.commands import capped, crud, ddl, indexes
 from tidemark.commands import timeseries as ts
@@ -85,7 +86,7 @@ _MISSING = object()
 
 def _check_type(name: str, value: Any, kind: type, expected: str) -> None:
     """mongod's checkBSONType: 14 "Wrong type for '<field>'. Expected a <type>, got a <type>."."""
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not of_kind(value, kind):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"Wrong type for '{name}'. Expected a {expected}, got a {_type_name(value)}.")
 
@@ -110,14 +111,14 @@ def _check_operations(ops: list) -> None:
         kind = op.get("op")
         if kind is None:
             raise MongoError(ErrorCode.IllegalOperation, f"op does not contain required \"op\" field: {i}")
-        if not isinstance(kind, str):
+        if type(kind) is not str:
             raise MongoError(ErrorCode.IllegalOperation, f"\"op\" field is not a string: {i}")
         if not kind:
             raise MongoError(ErrorCode.IllegalOperation, f"\"op\" field value cannot be empty: {i}")
         ns = op.get("ns")
         if ns is None:
             raise MongoError(ErrorCode.IllegalOperation, f"op does not contain required \"ns\" field: {i}")
-        if not isinstance(ns, str):
+        if type(ns) is not str:
             raise MongoError(ErrorCode.IllegalOperation, f"\"ns\" field is not a string: {i}")
         if "\0" in ns:
             raise MongoError(ErrorCode.IllegalOperation, "namespaces cannot have embedded null characters")
@@ -427,7 +428,7 @@ async def _command(ctx: CommandContext, op: dict, bypass: bool) -> None:
         if family == "create":
             body.pop("idIndex", None)
             view_on = body.get("viewOn")
-            if isinstance(view_on, str) and view_on.startswith(C.BUCKETS_PREFIX):  # a time-series view
+            if type(view_on) is str and view_on.startswith(C.BUCKETS_PREFIX):  # a time-series view
                 view = {"_id": C.ns_of(sub.db, body[family]), "viewOn": view_on, "pipeline": body.get("pipeline", [])}
                 if "collation" in body:
                     view["collation"] = body["collation"]

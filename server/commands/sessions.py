@@ -95,7 +95,7 @@ async def kill_all_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
         )
     names = None
     if value:
-        if not all(isinstance(u, dict) and isinstance(u.get("user"), str) and isinstance(u.get("db"), str)
+        if not all(isinstance(u, dict) and type(u.get("user")) is str and type(u.get("db")) is str
                    for u in value):
             raise MongoError(ErrorCode.TypeMismatch,
                              "BSON field 'killAllSessions.killAllSessions' must be an array of {user, db}")

@@ -56,7 +56,7 @@ def _index_details(cmd: dict, info, sizes: dict) -> dict:
     key, name = cmd.get("indexDetailsKey"), cmd.get("indexDetailsName")
     if key is not None and not isinstance(key, dict):
         raise MongoError(ErrorCode.TypeMismatch, "indexDetailsKey must be an object")
-    if name is not None and not isinstance(name, str):
+    if name is not None and type(name) is not str:
         raise MongoError(ErrorCode.TypeMismatch, "indexDetailsName must be a string")
     if key is not None and name is not None:
         raise MongoError(ErrorCode.BadValue, "Only one of indexDetailsKey and indexDetailsName may be specified")
@@ -143,7 +143,7 @@ def is_bucket_shaped(doc: dict) -> bool:
 
 async def data_size(ctx: CommandContext, cmd: dict) -> dict:
     target = cmd.get("dataSize", cmd.get("datasize"))
-    if not isinstance(target, str) or "." not in target:
+    if type(target) is not str or "." not in target:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
 
     db, _, name = target.partition(".")

@@ -43,7 +43,7 @@ async def resolve(ctx: CommandContext, cmd: dict, field: str, namespace: Any = N
     """The command's time-series target. ``namespace``: the ``tidemark.core.namespace.Namespace`` the regular
     family resolved for this command (a time-series view) — used as is, nothing is read again."""
     name = cmd.get(field)
-    if not isinstance(name, str) or not name:
+    if type(name) is not str or not name:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{ctx.db}.{name}'")
     if namespace is not None and namespace.is_timeseries and namespace.name == name and namespace.db == ctx.db:
         return target_of(namespace)
@@ -159,9 +159,9 @@ async def drop_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) ->
         elif isinstance(ref, list):
             names = list(ref)
             for name in names:
-                if not isinstance(name, str) or not any(s["name"] == name for s in info.indexes):
+                if type(name) is not str or not any(s["name"] == name for s in info.indexes):
                     raise MongoError(ErrorCode.IndexNotFound, f"index not found with name [{name}]")
-        elif isinstance(ref, str):
+        elif type(ref) is str:
             if not any(s["name"] == ref for s in info.indexes):
                 raise MongoError(ErrorCode.IndexNotFound, f"index not found with name [{ref}]")
             names = [ref]

@@ -41,7 +41,7 @@ async def write(ctx: CommandContext, fn: Any) -> Any:
 
 def _name_of(doc: dict) -> UserName | None:
     user, db = doc.get("user"), doc.get("db")
-    return UserName(user, db) if isinstance(user, str) and isinstance(db, str) else None
+    return UserName(user, db) if type(user) is str and type(db) is str else None
 
 
 def _user_db_check(db: str) -> None:
@@ -181,9 +181,9 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     flags = {k: bool(cmd.get(k, d)) for k, d in (("showCredentials", False), ("showCustomData", True),
                                                  ("showPrivileges", False), ("showAuthenticationRestrictions", False))}
     flt = field(cmd, command, "filter", dict, "object")
-    if isinstance(targets, str) and (flags["showPrivileges"] or flags["showAuthenticationRestrictions"]):
+    if type(targets) is str and (flags["showPrivileges"] or flags["showAuthenticationRestrictions"]):
         raise MongoError(ErrorCode.BadValue, "Privilege or restriction details require exact-match usersInfo queries")
-    if flt is not None and not isinstance(targets, str):
+    if flt is not None and type(targets) is not str:
         raise MongoError(ErrorCode.BadValue, "Filter is only allowed when requesting all users")
     manager = ctx.server.auth
 

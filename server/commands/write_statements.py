@@ -214,7 +214,7 @@ def _update_pipeline_shape(stages: list) -> None:
 
 
 def _hint(path: str, value: Any) -> None:
-    if not isinstance(value, str | dict):
+    if type(value) is not str and not isinstance(value, dict):
         raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
 
 

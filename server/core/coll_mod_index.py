@@ -74,7 +74,7 @@ def parse_coll_mod_index(spec: Any) -> CollModIndex:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.index.{field}' is an unknown field.")
         if value is None:
             continue
-        if field == "name" and not isinstance(value, str):
+        if field == "name" and type(value) is not str:
             raise _wrong_type(field, value, "string")
         if field == "keyPattern" and not isinstance(value, dict):
             raise _wrong_type(field, value, "object")

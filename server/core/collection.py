@@ -85,7 +85,7 @@ def check_no_transaction(cmd: dict) -> None:
 def collection_arg(cmd: dict, name: str) -> str:
     """The collection named by the command's first field (whatever alias spelled it), checked like mongod."""
     value = cmd[name] if name in cmd else (next(iter(cmd.values())) if cmd else None)
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise MongoError(ErrorCode.InvalidNamespace,
                          f"collection name has invalid type {type_name(value)}")
     check_collection_name(cmd.get("$db", ""), value)
@@ -302,13 +302,13 @@ def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
         raise MongoError(ErrorCode.InvalidIdField, "can't use a regex for _id")
     if isinstance(_id, dict):
         for k in _id:
-            if isinstance(k, str) and k.startswith("$"):
+            if type(k) is str and k.startswith("$"):
                 raise MongoError(ErrorCode.DollarPrefixedFieldName,
                                  f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
     if top_level_dollar or _STORAGE_RULES.pipeline_update:
         return
     for k in doc:
-        if isinstance(k, str) and k.startswith("$"):
+        if type(k) is str and k.startswith("$"):
             raise MongoError(ErrorCode.DollarPrefixedFieldName,
                              f"Document can't have $ prefixed field names: {k}")
 
@@ -570,7 +570,7 @@ def format_value(v: Any) -> str:
         return "true" if v else "false"
     if v is None:
         return "null"
-    if isinstance(v, str):
+    if type(v) is str:
         return '"' + v.replace('"', '\\"') + '"'
     if isinstance(v, ObjectId):
         return f"ObjectId('{v}')"
@@ -967,7 +967,7 @@ def system_js_globals(engine, db: str) -> tuple[tuple[str, Any], ...]:
     stored: list[tuple[str, Any]] = []
     for _, doc in scan_docs(engine, info.ns, info.uuid):
         name, value = doc.get("_id"), doc.get("value", _NO_VALUE)
-        if not isinstance(name, str):
+        if type(name) is not str:
             raise MongoError(10209, "name has to be a string")
         if value is _NO_VALUE:
             raise MongoError(10210, "value has to be set")

@@ -378,9 +378,9 @@ def involved_namespaces(pipeline: Any) -> list[str]:
 
 
 def _add_target(found: list[str], target: Any) -> None:
-    if isinstance(target, str):
+    if type(target) is str:
         found.append(target)
-    elif isinstance(target, dict) and "db" not in target and isinstance(target.get("coll"), str):
+    elif isinstance(target, dict) and "db" not in target and type(target.get("coll")) is str:
         found.append(target["coll"])
 
 
@@ -413,9 +413,9 @@ def check_view_graph(db: str, views: dict[str, dict], name: str, view_on: str, p
     rank: dict[str, int] = {}
     for node in [*(n for n in views if n != name), name]:
         for seen in (node, *children[node]):
-            if isinstance(seen, str):
+            if type(seen) is str:
                 rank.setdefault(seen, len(rank))
-    children = {node: sorted({k for k in kids if isinstance(k, str)}, key=rank.__getitem__)
+    children = {node: sorted({k for k in kids if type(k) is str}, key=rank.__getitem__)
                 for node, kids in children.items()}
     parents: dict[str, list[str]] = {}
     for node, kids in children.items():

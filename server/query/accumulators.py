@@ -90,7 +90,7 @@ def fold_constant(expr: Any, variables: dict | None) -> tuple[bool, Any]:
 def _reads_only(expr: Any, variables: dict) -> bool:
     """``expr`` reads no field and no variable but those of ``variables`` (``is_constant`` plus
     ``$$name`` references to command variables)."""
-    if isinstance(expr, str):
+    if type(expr) is str:
         if expr.startswith("$$"):
             name = expr[2:].split(".", 1)[0]
             if name in variables:
@@ -215,7 +215,7 @@ def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None, group
     output_fn = compile_expression(output, collation=collation)
     new, new_for = _n_factories(n_expr, lambda n: SortedN(n, single, bottom), variables, group_key_n,
                                  collation)
-    if any(isinstance(d, str) for _, d in fields):
+    if any(type(d) is str for _, d in fields):
         evaluate_pair = _meta_sorted_pair(fields, output_fn, collation)
     else:
         key_fn = make_sort_key(fields, collation)  # (SortedN keeps the tail of the order for $bottom*)
@@ -266,7 +266,7 @@ def parse_percentile(name: str, arg: Any, variables: dict | None) -> tuple[Any, 
         if k not in fields:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{name}.{k}' is an unknown field.")
         if k == "method":
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{name}.method' is the wrong type "
                                                          f"'{type_name(v)}', expected type 'string'")
             if v != "approximate":
@@ -326,7 +326,7 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
     factory = _SIMPLE.get(name)
     if factory is not None:
         arg = _unary(name, arg)
-        field = arg[1:] if isinstance(arg, str) and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
+        field = arg[1:] if type(arg) is str and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
         if collation is not None and name in ("$min", "$max", "$addToSet"):
             ckey, ccompare = collation.sort_key, collation.compare
             factory = {"$min": lambda: MinMax(-1, ccompare), "$max": lambda: MinMax(1, ccompare),
@@ -356,7 +356,7 @@ def _js_function_source(field: str, value: Any, collation: Any) -> str:
     if not is_constant(value):
         raise MongoError(4544701, f"$accumulator '{field}' must be a constant expression")
     v = fn(None, {})
-    if not isinstance(v, str):  # bson Code is a str
+    if not isinstance(v, str):  # (a JavaScript value, bson Code, is a str subclass: taken too)
         raise MongoError(4544702, f"$accumulator '{field}' must be a String or Code")
     return str(v)
 
@@ -379,7 +379,7 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
         elif name == "accumulateArgs":
             accumulate_args = value
         elif name == "lang":
-            if not isinstance(value, str):
+            if type(value) is not str:
                 raise MongoError(4544704, f"$accumulator lang must be a string; found: {type_name(value)}")
             if value != "js":
                 raise MongoError(4544705, "$accumulator only supports lang: 'js'")

@@ -122,7 +122,7 @@ def _boundable(value: Any) -> bool:
     """An operand whose comparisons stay inside its type bracket."""
     if value is None or isinstance(value, (MinKey, MaxKey, list, Regex, re.Pattern)):
         return False
-    return not (isinstance(value, dict) and any(isinstance(k, str) and k.startswith("$") for k in value))
+    return not (isinstance(value, dict) and any(type(k) is str and k.startswith("$") for k in value))
 
 
 class _Range:
@@ -191,7 +191,7 @@ def record_range(flt: dict | None, collation: Any = None) -> RecordRange | None:
 
     rng = _Range()
     for cond in _conjuncts(flt):
-        is_ops = isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond)
+        is_ops = isinstance(cond, dict) and cond and all(type(k) is str and k.startswith("$") for k in cond)
         if not is_ops:
             if _boundable(cond) or isinstance(cond, (MinKey, MaxKey)):
                 rng.any_of([cond], exact)
@@ -216,7 +216,7 @@ def excludes_collatable(flt: dict | None) -> bool:
     if not isinstance(flt, dict):
         return False
     for cond in _conjuncts(flt):
-        is_ops = isinstance(cond, dict) and cond and all(isinstance(k, str) and k.startswith("$") for k in cond)
+        is_ops = isinstance(cond, dict) and cond and all(type(k) is str and k.startswith("$") for k in cond)
         if not is_ops:
             if _boundable(cond) and not has_strings(cond):
                 return True

@@ -192,7 +192,7 @@ def _typed_values(spec: dict) -> dict:
         if name not in _FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collation.{name}' is an unknown field.")
         if name == "locale":
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise _wrong_type("locale", v, "string")
             continue
         if name in _BOOL_FIELDS:
@@ -200,7 +200,7 @@ def _typed_values(spec: dict) -> dict:
                 raise _wrong_type(name, v, "bool")
             out[name] = v
         elif name in _ENUMS:
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise _wrong_type(name, v, "string")
             if v not in _ENUMS[name]:
                 raise MongoError(ErrorCode.BadValue,
@@ -209,7 +209,7 @@ def _typed_values(spec: dict) -> dict:
         elif name == "strength":
             out[name] = _strength(v)
         elif name == "version":
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise _wrong_type(name, v, "string")
             out[name] = v
     return out

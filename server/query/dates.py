@@ -322,7 +322,7 @@ def date_diff(start_ms: int, end_ms: int, unit: str, tz: TimeZone = UTC, start_o
 
 
 def parse_day_of_week(name) -> int | None:
-    return DAYS_OF_WEEK.get(name.lower()) if isinstance(name, str) else None
+    return DAYS_OF_WEEK.get(name.lower()) if type(name) is str else None
 
 
 # -------------------------------------------------------------------------------------------- formats

@@ -36,7 +36,7 @@ def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineConte
 
 def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:
     if stage.name == "$out":  # its target as mongod 7.0 serializes it ({db, coll} of the current db)
-        spec = {"coll": stage.spec} if isinstance(stage.spec, str) else stage.spec
+        spec = {"coll": stage.spec} if type(stage.spec) is str else stage.spec
         return [{"$out": {"db": spec.get("db", db), "coll": spec["coll"],
                           **({"timeseries": copy.deepcopy(spec["timeseries"])} if "timeseries" in spec else {})}}]
     if stage.name == "$merge":
@@ -61,7 +61,7 @@ def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:
     if stage.name == "$setWindowFields":
         return _set_window_fields(stage.spec)
     if stage.name == "$unset":
-        paths = [stage.spec] if isinstance(stage.spec, str) else stage.spec
+        paths = [stage.spec] if type(stage.spec) is str else stage.spec
         return [{"$project": {**{p: False for p in paths}, "_id": True}}]
     return [{stage.name: copy.deepcopy(stage.spec)}]
 
@@ -77,7 +77,7 @@ def _set_window_fields(spec: dict) -> list[dict[str, Any]]:
     partition = spec.get("partitionBy")
     out: list[dict[str, Any]] = []
     sort_key: dict[str, Any] = {}
-    computed = partition is not None and not (isinstance(partition, str) and partition.startswith("$")
+    computed = partition is not None and not (type(partition) is str and partition.startswith("$")
                                               and not partition.startswith("$$"))
     if computed:
         out.append({"$addFields": {PARTITION_KEY: partition}})

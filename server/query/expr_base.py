@@ -54,7 +54,7 @@ def check_field_name(name: str) -> None:
 def check_compound_keys(fields: Sequence[tuple[str, Any]]) -> None:
     """A parsed sort pattern (``sort.parse_sort``'s pairs) with more than 32 keys that are not $meta
     sorts (mongod leaves those out of the Ordering) is 13103, as mongod's Ordering::make."""
-    if len(fields) > MAX_COMPOUND_KEYS and sum(1 for _, d in fields if not isinstance(d, str)) > MAX_COMPOUND_KEYS:
+    if len(fields) > MAX_COMPOUND_KEYS and sum(1 for _, d in fields if type(d) is not str) > MAX_COMPOUND_KEYS:
         raise MongoError(13103, "too many compound keys")
 
 

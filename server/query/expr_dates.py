@@ -145,7 +145,7 @@ def _arg(cc, spec: dict, key: str, default: Any = MISSING) -> tuple[_Fn, Any]:
     if key not in spec:
         return (lambda doc, vars: default), default
     expr = spec[key]
-    if not isinstance(expr, (str, dict, list)) or (isinstance(expr, str) and not expr.startswith("$")):
+    if not isinstance(expr, (str, dict, list)) or (type(expr) is str and not expr.startswith("$")):
         return (lambda doc, vars: expr), expr
     return cc(expr), MISSING
 
@@ -199,7 +199,7 @@ def _utc_constant(spec: dict) -> bool:
     if "timezone" not in spec:
         return True
     tz = spec["timezone"]
-    if not isinstance(tz, str) or tz.startswith("$"):
+    if type(tz) is not str or tz.startswith("$"):
         return False
     try:
         return dates.parse_timezone(tz).is_utc

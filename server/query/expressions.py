@@ -343,14 +343,14 @@ def _compile_function(spec: Any, allow_vars: bool, coll: Any = None) -> Compiled
     if not is_constant(spec["body"]):
         raise MongoError(31432, "The body function must be a constant expression")
     source = body(None, {})
-    if not isinstance(source, str):  # bson Code is a str
+    if not isinstance(source, str):  # (a JavaScript value, bson Code, is a str subclass: taken too)
         raise MongoError(31262, "The body function must evaluate to type string or code")
     if "args" not in spec:
         raise MongoError(31263, "The args field must be specified.")
     args = _compile(spec["args"], allow_vars, coll)
     if "lang" not in spec:
         raise MongoError(31418, "The lang field must be specified.")
-    if spec["lang"] != "js" or not isinstance(spec["lang"], str):
+    if spec["lang"] != "js" or type(spec["lang"]) is not str:
         raise MongoError(31419, "Currently the only supported language specifier is 'js'.")
     as_this = truthy(spec.get("_internalSetObjToThis", False))
     # (a $where, which alone sets this flag, sees its database's system.js globals, as mongod's)
@@ -373,7 +373,7 @@ def _compile_meta(name: Any) -> Compiled:
     """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint" | "indexKey" | "sortKey"}`` from the
     read's DocMeta table; missing when the read has none for the document (``indexKey`` off an index
     scan, ``sortKey`` where no sort ran, or where no projection asked for it: ``DocMeta.wants``)."""
-    if not isinstance(name, str) or name not in docmeta.NAMES:
+    if type(name) is not str or name not in docmeta.NAMES:
         raise MongoError(17308, f"Unsupported argument to $meta: {name}")
     if name not in docmeta.SUPPORTED:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$meta {name!r} is not supported by Tidemark")
@@ -514,7 +514,7 @@ def _validate_name_for_read(name: str) -> None:
 
 def is_constant(expr: Any) -> bool:
     """True when ``expr`` reads no field and no variable (it can be evaluated once)."""
-    if isinstance(expr, str):
+    if type(expr) is str:
         return not expr.startswith("$")
     if isinstance(expr, list):
         return all(is_constant(e) for e in expr)
@@ -534,7 +534,7 @@ def expression_fields(expr: Any) -> set[str] | None:
 
 
 def _collect_fields(expr: Any, out: set[str]) -> bool:
-    if isinstance(expr, str):
+    if type(expr) is str:
         if expr.startswith("$$"):
             name, _, rest = expr[2:].partition(".")
             if name in ("ROOT", "CURRENT"):

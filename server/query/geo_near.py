@@ -237,11 +237,11 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
     near = spec["near"]
     # near may be a constant expression ($$var, $let, ...); one that comes to null is checked when the
     # stage runs (mongod's asNearQuery), as a $lookup sub-pipeline's $$let variable is only known then
-    near_is_expression = isinstance(near, str) or (isinstance(near, dict) and near and next(iter(near)).startswith("$"))
+    near_is_expression = type(near) is str or (isinstance(near, dict) and near and next(iter(near)).startswith("$"))
     if near_is_expression:
         near = evaluate(near, {}, dict(variables or {}))
     distance_field = spec.get("distanceField")
-    if not isinstance(distance_field, str):
+    if type(distance_field) is not str:
         raise MongoError(16606, "$geoNear requires a 'distanceField' option as a String")
     out = GeoNearSpec(near, _field_path(distance_field))
     for name, attr in (("maxDistance", "max_distance"), ("minDistance", "min_distance"),
@@ -260,12 +260,12 @@ def parse_geo_near(spec: Any, variables: dict | None = None) -> GeoNearSpec:
 
     out.spherical = truthy(spec.get("spherical", False))
     if "includeLocs" in spec:
-        if not isinstance(spec["includeLocs"], str):
+        if type(spec["includeLocs"]) is not str:
             raise MongoError(16607, "$geoNear requires that 'includeLocs' option is a String")
         out.include_locs = _field_path(spec["includeLocs"])
     if "key" in spec:
         key = spec["key"]
-        if not isinstance(key, str):
+        if type(key) is not str:
             raise MongoError(ErrorCode.TypeMismatch, "$geoNear parameter 'key' must be of type string but found "
                                                      f"type: {bson_type_name(key)}")
         if not key:

@@ -216,7 +216,7 @@ def _crs(obj: dict, *, allow_strict: bool = False) -> str:
     if not isinstance(props, dict):
         raise GeoError('CRS must have field "properties" which is an object')
     name = props.get("name")
-    if not isinstance(name, str):
+    if type(name) is not str:
         raise GeoError('In CRS, "properties.name" must be a string')
     if name in CRS_SPHERE:
         return "sphere"

@@ -69,7 +69,7 @@ def _is_plain_value(v: Any) -> bool:
         return False
     if isinstance(v, dict):
         for k in v:
-            if isinstance(k, str) and k.startswith("$"):
+            if type(k) is str and k.startswith("$"):
                 return False
     return True
 
@@ -79,7 +79,7 @@ def _operator_document(cond: Any) -> bool:
     if not isinstance(cond, dict) or not cond:
         return False
     for k in cond:
-        if not (isinstance(k, str) and k.startswith("$")):
+        if not (type(k) is str and k.startswith("$")):
             return False
     return True
 
@@ -142,7 +142,7 @@ def _fmt(v: Any) -> str:
         return "MinKey"
     if v is MaxKey or isinstance(v, MaxKey):
         return "MaxKey"
-    if isinstance(v, str):
+    if type(v) is str:
         return f'"{v}"'
     if v is None:
         return "null"
@@ -181,7 +181,7 @@ def _bracket_end(value: Any, *, maximum: bool) -> tuple[str, bool] | None:
         return ("true", True) if maximum else ("false", True)
     if isinstance(value, int | float | Decimal128):
         return ("inf.0", True) if maximum else ("-inf.0", True)
-    if isinstance(value, str):
+    if type(value) is str:
         return ("{}", False) if maximum else ('""', True)
     if isinstance(value, dict):
         return ("[]", False) if maximum else ("{}", True)

@@ -325,7 +325,7 @@ def may_leave_out(spec: dict) -> bool:
     """Whether an index may hold no key for some documents: sparse, partial, wildcard, or with a 2dsphere,
     2d, text or time-series 2dsphere field (those skip documents without a value for it)."""
     return bool(spec.get("sparse")) or "partialFilterExpression" in spec or any(
-        isinstance(v, str) and v != "hashed" for v in spec["key"].values()) or is_wildcard(spec["key"])
+        type(v) is str and v != "hashed" for v in spec["key"].values()) or is_wildcard(spec["key"])
 
 
 def holds(spec: dict, doc: dict) -> bool:

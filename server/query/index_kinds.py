@@ -131,7 +131,7 @@ def field_kind(name: str, value: Any) -> str:
         return "text"
     if name == "_ftsx":
         return "skip"
-    if isinstance(value, str):
+    if type(value) is str:
         return value
     return "btree"
 
@@ -139,7 +139,7 @@ def field_kind(name: str, value: Any) -> str:
 def is_special(key: dict) -> bool:
     """A key pattern with a field that is not ascending/descending (its value is a type name)."""
     for v in key.values():  # (a loop: every plan asks this of every index)
-        if isinstance(v, str):
+        if type(v) is str:
             return True
     return False
 

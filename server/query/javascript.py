@@ -455,7 +455,7 @@ def _scope_key() -> str:
     so what one database's code leaves in the global scope (a redefined ``Math.max``, a global holding a
     document) is never seen by another database's code. Empty outside an operation."""
     ns = getattr(interrupt.current(), "ns", None)
-    return ns.partition(".")[0] if isinstance(ns, str) else ""
+    return ns.partition(".")[0] if type(ns) is str else ""
 
 
 def _engines() -> OrderedDict[str, _Engine]:

@@ -116,7 +116,7 @@ def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
                 raise _bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' is not currently supported")
             raise _bad(ErrorCode.FailedToParse, f"Unknown $jsonSchema keyword: {key}")
     for key in ("description", "title"):
-        if key in schema and not isinstance(schema[key], str):
+        if key in schema and type(schema[key]) is not str:
             raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be of type string")
     if "type" in schema and "bsonType" in schema:
         raise _bad(ErrorCode.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'")
@@ -153,12 +153,12 @@ def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
 
 def _type_set(raw: Any, key: str, aliases: Mapping[str, int | str]) -> tuple[bool, frozenset[int]]:
     """mongod's parseTypeSet: (matches all numbers, BSON type numbers)."""
-    if isinstance(raw, str):
+    if type(raw) is str:
         names = [raw]
     elif isinstance(raw, list):
         names = []
         for name in raw:
-            if not isinstance(name, str):
+            if type(name) is not str:
                 raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' array elements must be strings")
             if name == "integer":
                 raise _bad(ErrorCode.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
@@ -254,16 +254,16 @@ def _multiple_of_check(divisor: decimal.Decimal) -> CompiledSchema:
 def _scalar_checks(schema: Mapping, checks: list, top: bool) -> None:
     if "pattern" in schema:
         pattern = schema["pattern"]
-        if not isinstance(pattern, str):
+        if type(pattern) is not str:
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'pattern' must be a string")
         if not top:  # mongod compiles no regex where the keyword cannot apply (the document is an object)
             rx = compile_regex(pattern, "")
-            checks.append(lambda v: not isinstance(v, str) or matches(rx, v))
+            checks.append(lambda v: type(v) is not str or matches(rx, v))
     for key, op in (("maxLength", int.__le__), ("minLength", int.__ge__)):
         if key in schema:
             n = _non_negative_long(key, schema[key])
             # BSON strings count UTF-8 code points, which is what len() of a str counts
-            checks.append(lambda v, n=n, op=op: not isinstance(v, str) or op(len(v), n))
+            checks.append(lambda v, n=n, op=op: type(v) is not str or op(len(v), n))
     if "multipleOf" in schema:
         m = schema["multipleOf"]
         if not is_number(m):
@@ -364,14 +364,14 @@ def _idl_fields(value: Mapping, name: str, allowed: frozenset[str]) -> None:
             raise _bad(ErrorCode.IDLUnknownField, f"BSON field '{name}.{field}' is an unknown field.")
     algorithm = value.get("algorithm")
     if algorithm is not None:
-        if not isinstance(algorithm, str):
+        if type(algorithm) is not str:
             raise _bad(ErrorCode.TypeMismatch, f"BSON field '{name}.algorithm' is the wrong type "
                        f"'{_type_of(algorithm)}', expected type 'string'")
         if algorithm not in _ENCRYPT_ALGORITHMS:
             raise _bad(ErrorCode.BadValue,
                        f"Enumeration value '{algorithm}' for field '{name}.algorithm' is not a valid value.")
     key_id = value.get("keyId")
-    if key_id is not None and not isinstance(key_id, str | list):
+    if key_id is not None and type(key_id) is not str and not isinstance(key_id, list):
         raise _bad(ErrorCode.TypeMismatch, f"BSON field '{name}.keyId' is the wrong type "
                    f"'{_type_of(key_id)}', expected types '[string, array]'")
 
@@ -418,7 +418,7 @@ def _required(schema: Mapping) -> list[str]:
         raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'required' must be an array, but found an "
                    f"element of type {_type_of(req)}")
     for name in req:
-        if not isinstance(name, str):
+        if type(name) is not str:
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'required' must be an array of strings, but "
                        f"found an element of type: {_type_of(name)}")
     if not req:
@@ -519,7 +519,7 @@ def _dependencies(deps: Any, checks: list) -> None:
                 raise _bad(ErrorCode.FailedToParse, f"property '{field}' {where} cannot be an empty array")
             names: list[str] = []
             for name in dep:
-                if not isinstance(name, str):
+                if type(name) is not str:
                     raise _bad(ErrorCode.TypeMismatch, f"array '{field}' {where} can only contain strings, but "
                                f"found element of type: {_type_of(name)}")
                 if name in names:

@@ -120,7 +120,7 @@ def _collect_fields(node: Node, out: set[str]) -> bool:
 
 
 def _expr_fields(expr: Any, out: set[str]) -> None:
-    if isinstance(expr, str):
+    if type(expr) is str:
         if expr.startswith("$") and not expr.startswith("$$"):
             out.add(expr[1:])
         elif expr.startswith(("$$CURRENT.", "$$ROOT.")):  # the document's own fields too

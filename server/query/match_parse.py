@@ -163,7 +163,7 @@ def _parse_where(value: Any) -> Node:
         raise MongoError(ErrorCode.BadValue, "$where is not allowed in this context")
     if isinstance(value, Code) and value.scope is not None:
         raise MongoError(4649201, "$where no longer supports deprecated BSON type CodeWScope")
-    if not isinstance(value, str):  # Code is a str
+    if not isinstance(value, str):  # (a JavaScript value, bson Code, is a str subclass: taken too)
         raise MongoError(ErrorCode.BadValue, "$where got bad type")
     if not value:
         raise MongoError(ErrorCode.BadValue, "code for $where cannot be empty")
@@ -354,7 +354,7 @@ def _parse_regex_document(path: str, ops: Mapping) -> Regex:
         raise MongoError(ErrorCode.BadValue, "$options needs a $regex")
     regex = ops["$regex"]
     options = ""
-    if isinstance(regex, str):
+    if type(regex) is str:
         pattern = regex
     elif is_regex(regex):
         pattern, options = pattern_and_options(regex)
@@ -362,7 +362,7 @@ def _parse_regex_document(path: str, ops: Mapping) -> Regex:
         raise MongoError(ErrorCode.BadValue, "$regex has to be a string")
     if "$options" in ops:
         opt = ops["$options"]
-        if not isinstance(opt, str):
+        if type(opt) is not str:
             raise MongoError(ErrorCode.BadValue, "$options has to be a string")
         if options:  # (mongod's code says which came first)
             first = next(op for op in ops if op in ("$regex", "$options"))
@@ -446,7 +446,7 @@ def _parse_type_set(arg: Any, name: str) -> frozenset:
     types: set = set()
     for entry in entries:
         # Code is a str subclass (and unhashable) but BSON type javascript, neither a number nor a string for mongod
-        if isinstance(entry, str) and not isinstance(entry, Code):
+        if type(entry) is str:
             if entry not in TYPE_ALIASES:
                 raise MongoError(ErrorCode.BadValue, f"Unknown type name alias: {entry}")
             types.add(TYPE_ALIASES[entry])

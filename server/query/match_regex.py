@@ -374,7 +374,7 @@ def pattern_and_options(value: Any) -> tuple[str, str]:
         # engine's bits below drop), so that a regex value's flags are what its BSON said
         return pattern, "".join(letter for bit, letter in _DECODED_FLAGS if flags & bit)
     else:
-        pattern = value.pattern if isinstance(value.pattern, str) else value.pattern.decode()
+        pattern = value.pattern if type(value.pattern) is str else value.pattern.decode()
         flags = value.flags
     letters = "".join(ch for ch, bit in _FLAG_BITS.items() if bit and flags & bit)
     return pattern, "".join(sorted(letters))

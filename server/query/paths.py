@@ -154,7 +154,7 @@ def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking
 
 def get_path(doc: Any, path: str | tuple[str, ...], default: Any = MISSING) -> Any:
     """Plain lookup: documents by field name, arrays by numeric position; else ``default``."""
-    parts = split_path(path) if isinstance(path, str) else path
+    parts = split_path(path) if type(path) is str else path
     cur = doc
     for part in parts:
         if isinstance(cur, dict):
@@ -193,7 +193,7 @@ def set_path(doc: dict, path: str | tuple[str, ...], value: Any) -> None:
     Numeric components index arrays (padding with null, as mongod's $set does); any other
     component through an array or a scalar raises ``PathNotViable``.
     """
-    parts = split_path(path) if isinstance(path, str) else path
+    parts = split_path(path) if type(path) is str else path
     cur: Any = doc
     last = len(parts) - 1
     for i, part in enumerate(parts):
@@ -233,7 +233,7 @@ def set_path(doc: dict, path: str | tuple[str, ...], value: Any) -> None:
 
 def unset_path(doc: dict, path: str | tuple[str, ...]) -> bool:
     """Remove ``path`` in place; an array element becomes null (mongod). Returns True if changed."""
-    parts = split_path(path) if isinstance(path, str) else path
+    parts = split_path(path) if type(path) is str else path
     cur: Any = doc
     last = len(parts) - 1
     for i, part in enumerate(parts):
@@ -261,7 +261,7 @@ def unset_path(doc: dict, path: str | tuple[str, ...]) -> bool:
 
 
 def _short(v: Any) -> str:
-    if isinstance(v, str):
+    if type(v) is str:
         return f'"{v}"'
     if isinstance(v, list):
         return "[ " + ", ".join(_short(x) for x in v) + " ]" if v else "[]"

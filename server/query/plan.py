@@ -91,12 +91,12 @@ def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
     """The index a hint names (by name or key pattern); raises 9 FailedToParse for a hint of another type,
     2 BadValue when no visible index matches and, as mongod's planner (QueryPlanner::plan), 27 IndexNotFound when a key pattern matches several
     visible indexes (the same key under other collations or names: only a name tells them apart)."""
-    if not isinstance(hint, (str, dict)):  # mongod's parseHint, for every command taking a hint
+    if type(hint) is not str and not isinstance(hint, dict):  # mongod's parseHint, for every command taking a hint
         raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
     strict = _api_strict()
     # hidden indexes are not the planner's, nor, under apiStrict, those outside API Version 1
     visible = [spec for spec in indexes if not spec.get("hidden") and not (strict and _outside_api_v1(spec))]
-    if isinstance(hint, str):
+    if type(hint) is str:
         found = [spec for spec in visible if spec["name"] == hint]
     elif isinstance(hint, dict):
         pattern = list(hint.items())
@@ -238,7 +238,7 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
 
 def names_cluster(cluster: dict, hint: Any) -> bool:
     """A hint naming the clustered index (by name or by its key pattern ``{_id: 1}``)."""
-    if isinstance(hint, str):
+    if type(hint) is str:
         return hint == cluster["name"]
     return isinstance(hint, dict) and list(hint.items()) == list(cluster["key"].items())
 

@@ -406,7 +406,7 @@ def compile_projection(
         # the per-document metadata (index key, sort key) is made only when asked: say so now, before
         # the read runs (a $meta field's argument is valid here: _parse compiled nothing yet, below)
         for leaf in leaves.values():
-            if leaf.kind == "meta" and isinstance(leaf.arg.get("$meta"), str):
+            if leaf.kind == "meta" and type(leaf.arg.get("$meta")) is str:
                 table.want(leaf.arg["$meta"])
     exprs = {
         p: compile_expression(leaf.arg, collation=collation)

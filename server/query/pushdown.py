@@ -80,7 +80,7 @@ def _transform_kind(name: str, spec: Any) -> tuple[str, bool, set[str]]:
     """mongod's TransformerType of a single-document transformation, whether it computes fields, and
     the paths it names: ("inclusion" | "exclusion" | "computed" | "other", has_expressions, paths)."""
     if name == "$unset":
-        return "exclusion", False, {spec} if isinstance(spec, str) else set(spec)
+        return "exclusion", False, {spec} if type(spec) is str else set(spec)
     if name in ("$addFields", "$set") and isinstance(spec, dict):
         return "computed", True, set(spec)
     if name != "$project" or not isinstance(spec, dict):
@@ -222,6 +222,6 @@ def query_layer_shape(pipeline: list[dict]) -> tuple[FindShape | None, list[dict
         bare = shape.sort is None and shape.skip is None and shape.limit is None
         if (kind == "inclusion" and (bare or not computes)) or (kind == "exclusion" and len(stages) == 1):
             stages.pop(0)
-            unset = [spec] if isinstance(spec, str) else spec
+            unset = [spec] if type(spec) is str else spec
             shape.projection = spec if name == "$project" else {path: 0 for path in unset}
     return (shape if not stages else None), stages

@@ -157,7 +157,7 @@ def _shares_prefix(fields: list[tuple[str, Any]]) -> bool:
     """Whether two sort paths start with the same field: only then can both pass through one array
     (paths under different fields meeting arrays meet two: parallel arrays), so only then are their
     keys taken jointly, element by element."""
-    firsts = [path.split(".", 1)[0] for path, d in fields if not isinstance(d, str)]
+    firsts = [path.split(".", 1)[0] for path, d in fields if type(d) is not str]
     return len(set(firsts)) < len(firsts)
 
 
@@ -433,7 +433,7 @@ def _parallel_check(fields: list[tuple[str, Any]]) -> Callable[[Any], None] | No
     elements of it) fails 2 BadValue "cannot sort
     with keys that are parallel arrays". None when the sort has fewer than two paths (nothing to check).
     Per document a field costs one lookup until an array is met."""
-    paths = [tuple(path.split(".")) for path, d in fields if not isinstance(d, str)]
+    paths = [tuple(path.split(".")) for path, d in fields if type(d) is not str]
     if len(paths) < 2:
         return None
     top = [p[0] for p in paths]
@@ -465,8 +465,8 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
     the read's DocMeta ``meta``)."""
     fields = parse_sort(spec) if isinstance(spec, Mapping) else list(spec)
     skey = sort_key if collation is None else collation.sort_key
-    if any(isinstance(d, str) for _, d in fields):
-        parts = [_meta_key(meta, d) if isinstance(d, str) else
+    if any(type(d) is str for _, d in fields):
+        parts = [_meta_key(meta, d) if type(d) is str else
                  ((lambda p: lambda doc: _field_key(doc, p, False, skey))(path) if d == 1 else
                   (lambda p: lambda doc: _Desc(_field_key(doc, p, True, skey)))(path)) for path, d in fields]
         return lambda doc: tuple(part(doc) for part in parts)
@@ -546,12 +546,12 @@ def sort_key_array(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
     skey = sort_key if collation is None else collation.sort_key
     shown: Callable[[Any], Any] = ((lambda v: v) if collation is None else
                                    (lambda v: comparison_key_value(v, collation)))
-    if not any(isinstance(d, str) for _, d in fields) and _shares_prefix(fields):
+    if not any(type(d) is str for _, d in fields) and _shares_prefix(fields):
         joint = _joint_raw(fields, skey)
         return lambda doc: [shown(v) for v in joint(doc)]
 
     def one(path: str, d: Any) -> Callable[[Any], Any]:
-        if isinstance(d, str):
+        if type(d) is str:
             # textScore; randVal's key is drawn per sort, never kept: mongod shows its randVal metadata
             return (lambda doc: meta.get(doc, d)) if meta is not None and d != "randVal" else (lambda doc: None)
         return lambda doc: shown(_field_value(doc, path, d == -1, skey))
@@ -598,7 +598,7 @@ def sort_documents(
     A list, unless runs were spilled to disk (then a lazy merge of them); ``$meta`` sorts stay in
     memory (the scores live beside the documents, not in them)."""
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
-    has_meta = any(isinstance(d, str) for _, d in fields)
+    has_meta = any(type(d) is str for _, d in fields)
     check = _parallel_check(fields)
     if meta is not None and "sortKey" in meta.wants:
         # a projection shows the sort key ({$meta: "sortKey"}): each document's, noted as it arrives

@@ -74,13 +74,13 @@ def _densify_spec(spec: Any) -> tuple[str, list[str], dict]:
                          f"The $densify stage specification must be an object, found {type_name(spec)}")
     for k, v in spec.items():
         if k == "field":
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise _idl_type("$densify.field", v, "type 'string'")
         elif k == "partitionByFields":
             if not isinstance(v, list):
                 raise _idl_type("$densify.partitionByFields", v, "type 'array'")
             for i, p in enumerate(v):
-                if not isinstance(p, str):
+                if type(p) is not str:
                     raise _idl_type(f"$densify.partitionByFields.{i}", p, "type 'string'")
         elif k == "range":
             if not isinstance(v, dict):
@@ -90,7 +90,7 @@ def _densify_spec(spec: Any) -> tuple[str, list[str], dict]:
                     if num_kind(rv) is None:
                         raise _idl_type("$densify.range.step", rv, "types '[int, decimal, double, long]'")
                 elif rk == "unit":
-                    if not isinstance(rv, str):
+                    if type(rv) is not str:
                         raise _idl_type("$densify.range.unit", rv, "type 'string'")
                 elif rk != "bounds":
                     raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$densify.range.{rk}' is an unknown field.")
@@ -137,7 +137,7 @@ def _check_range(step: Any, unit: Any, bounds: Any) -> None:
                 raise MongoError(5733410, "A bounding array of dates must specify a unit")
         else:
             raise MongoError(5946800, "Explicit bounds must be numeric or dates")
-    elif isinstance(bounds, str):
+    elif type(bounds) is str:
         if bounds not in ("full", "partition"):
             raise MongoError(5946802, "Bounds string must either be 'full' or 'partition'")
     else:
@@ -317,13 +317,13 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
     # The remaining IDL types (FillSpec): checked before the output specifications are read.
     if "sortBy" in spec and not isinstance(spec["sortBy"], dict):
         raise _idl_type("$fill.sortBy", spec["sortBy"], "type 'object'")
-    if "partitionBy" in spec and not isinstance(spec["partitionBy"], dict | str):
+    if "partitionBy" in spec and type(spec["partitionBy"]) is not str and not isinstance(spec["partitionBy"], dict):
         raise _idl_type("$fill.partitionBy", spec["partitionBy"], "types '[string, object]'")
     if "partitionByFields" in spec:
         if not isinstance(spec["partitionByFields"], list):
             raise _idl_type("$fill.partitionByFields", spec["partitionByFields"], "type 'array'")
         for i, p in enumerate(spec["partitionByFields"]):
-            if not isinstance(p, str):
+            if type(p) is not str:
                 raise _idl_type(f"$fill.partitionByFields.{i}", p, "type 'string'")
     if not spec["output"]:
         raise MongoError(6050203, "The output field in '$fill' must contain an object with at least one element")
@@ -340,7 +340,7 @@ def parse_fill(spec: Any, ctx: PipelineContext) -> Stage:
                 raise MongoError(6050201, "Each fill output specification must have exactly one of 'method' or "
                                           "'value' fields, not both")
             arg = method["method"]
-            if not isinstance(arg, str):
+            if type(arg) is not str:
                 raise MongoError(ErrorCode.TypeMismatch, f"BSON field '$fill.method' is the wrong type "
                                                          f"'{type_name(arg)}', expected type 'string'")
             if arg not in ("locf", "linear"):

@@ -80,9 +80,9 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     if isinstance(target, dict):
         db, coll = target.get("db"), target.get("coll")
         raise MongoError(ErrorCode.FailedToParse, "$graphLookup with syntax {from: {db:<>, coll:<>},..} is not "
-                                                  f"supported for db: {db if isinstance(db, str) else ''} and coll: "
-                                                  f"{coll if isinstance(coll, str) else ''}")
-    if not isinstance(target, str):
+                                                  f"supported for db: {db if type(db) is str else ''} and coll: "
+                                                  f"{coll if type(coll) is str else ''}")
+    if type(target) is not str:
         raise MongoError(ErrorCode.FailedToParse,
                          f"$graphLookup 'from' field must be a string, but found {bson_type_name(target)}")
     if not valid_collection_name(target):
@@ -117,7 +117,7 @@ def parse_graph_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                 raise MongoError(e.code, f"Failed to parse 'restrictSearchWithMatch' option to $graphLookup :: "
                                          f"caused by :: {e.message}") from None
         elif name in _STRING_ARGS:
-            if not isinstance(value, str):
+            if type(value) is not str:
                 raise MongoError(40103, f"expected string as argument for {name}, found: {bson_type_name(value)}")
             args[name] = value
         else:

@@ -307,7 +307,7 @@ def parse_bucket(spec: Any, ctx: PipelineContext) -> Stage:
     if "groupBy" not in spec or "boundaries" not in spec:
         raise MongoError(40198, "$bucket requires 'groupBy' and 'boundaries' to be specified.")
     group_by = spec["groupBy"]
-    if not ((isinstance(group_by, str) and group_by.startswith("$")) or isinstance(group_by, dict)):
+    if not ((type(group_by) is str and group_by.startswith("$")) or isinstance(group_by, dict)):
         raise MongoError(40202, f"The $bucket 'groupBy' field must be defined as a $-prefixed path or an expression, but found: {group_by}.")
     bounds = spec["boundaries"]
     compare = compare_for(ctx.collation)

@@ -56,7 +56,7 @@ def _parse_users(stage: str, value: Any) -> list[tuple[str, str]]:
             if entry.get(key) is None:
                 raise MongoError(ErrorCode.IDLFailedToParse,
                                  f"BSON field '{path}.{key}' is missing but a required field")
-            if not isinstance(entry[key], str):
+            if type(entry[key]) is not str:
                 raise _wrong_type(f"{path}.{key}", entry[key], "string")
         out.append((entry["user"], entry["db"]))
     return out

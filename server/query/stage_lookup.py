@@ -76,9 +76,9 @@ def _lite_parse_lookup(spec: Any, ctx: PipelineContext) -> None:
         db, coll = target.get("db"), target.get("coll")
         # mongod accepts the object form only for internal namespaces (config.cache.chunks.*, local.oplog.rs).
         raise MongoError(ErrorCode.FailedToParse, "$lookup with syntax {from: {db:<>, coll:<>},..} is not supported "
-                                                  f"for db: {db if isinstance(db, str) else ''} and coll: "
-                                                  f"{coll if isinstance(coll, str) else ''}")
-    if not isinstance(target, str):
+                                                  f"for db: {db if type(db) is str else ''} and coll: "
+                                                  f"{coll if type(coll) is str else ''}")
+    if type(target) is not str:
         raise MongoError(ErrorCode.FailedToParse, f"$lookup 'from' field must be a string, but found {type_name(target)}")
     if not valid_collection_name(target):
         raise MongoError(ErrorCode.InvalidNamespace, f"invalid $lookup namespace: {ctx.db}.{target}")
@@ -112,7 +112,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             if not isinstance(v, dict):
                 raise MongoError(10065, f"invalid parameter: expected an object ({k})")
         elif k not in ("pipeline", "from"):
-            if not isinstance(v, str):
+            if type(v) is not str:
                 raise MongoError(ErrorCode.FailedToParse, f"$lookup argument '{k}' must be a string, found "
                                                           f"{k}: {bson_repr(v)}: {type_name(v)}")
             if k not in ("as", "localField", "foreignField"):
@@ -293,7 +293,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
 
 def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     target: str | None
-    if isinstance(spec, str):
+    if type(spec) is str:
         target, sub = spec, []
     elif isinstance(spec, dict):
         for k in spec:
@@ -301,7 +301,7 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
                 raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$unionWith.{k}' is an unknown field.")
         target, sub = spec.get("coll"), spec.get("pipeline", [])
         # mongod's IDL (UnionWithSpec) checks the types first, then a collectionless spec's first stage.
-        if target is not None and not isinstance(target, str):
+        if target is not None and type(target) is not str:
             raise MongoError(ErrorCode.TypeMismatch,
                              f"BSON field '$unionWith.coll' is the wrong type '{type_name(target)}', expected type 'string'")
         if not isinstance(sub, list):

@@ -14,11 +14,11 @@ from tidemark.query.values import MISSING
 
 
 def parse_out(spec: Any, ctx: PipelineContext) -> Stage:
-    if isinstance(spec, str):
+    if type(spec) is str:
         if not spec:
             raise MongoError(ErrorCode.InvalidNamespace, "Invalid $out target namespace, ")
     elif isinstance(spec, dict):
-        if "coll" not in spec or not isinstance(spec["coll"], str):
+        if "coll" not in spec or type(spec["coll"]) is not str:
             raise MongoError(ErrorCode.FailedToParse, "BSON field '$out.coll' is missing but a required field")
         for k in spec:
             if k not in ("db", "coll", "timeseries"):
@@ -44,9 +44,9 @@ _MERGE_MODES = {("replace", "insert"), ("replace", "fail"), ("replace", "discard
 def merge_options(spec: Any) -> dict:
     """A $merge spec validated as mongod's parser does: ``{into, db, on: [paths], whenMatched,
     whenNotMatched}`` (``db`` None for the current database; ``whenMatched`` "pipeline" for an array)."""
-    if not isinstance(spec, (str, dict)):
+    if type(spec) is not str and not isinstance(spec, dict):
         raise MongoError(51182, f"$merge only supports a string or object argument, not {type_name(spec)}")
-    if isinstance(spec, str):
+    if isinstance(spec, str):  # (a JavaScript value was refused above)
         return {"into": spec, "db": None, "on": ["_id"], "whenMatched": "merge", "whenNotMatched": "insert"}
     for k in spec:
         if k not in ("into", "on", "let", "whenMatched", "whenNotMatched"):
@@ -55,14 +55,14 @@ def merge_options(spec: Any) -> dict:
         raise MongoError(ErrorCode.IDLFailedToParse, "BSON field '$merge.into' is missing but a required field")
     into = spec["into"]
     db = None
-    if isinstance(into, str):
+    if type(into) is str:
         if not into:
             raise MongoError(5786800, "$merge 'into' field cannot be an empty string")
     elif isinstance(into, dict):
         for k, v in into.items():
             if k not in ("db", "coll"):
                 raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'into.{k}' is an unknown field.")
-            if not isinstance(v, str) and v is not None:
+            if type(v) is not str and v is not None:
                 raise MongoError(ErrorCode.TypeMismatch,
                                  f"BSON field 'into.{k}' is the wrong type '{type_name(v)}', expected type 'string'")
         db, into = into.get("db") or None, into.get("coll")
@@ -73,12 +73,12 @@ def merge_options(spec: Any) -> dict:
     on = spec.get("on", MISSING)
     if on is MISSING:
         on_fields = ["_id"]
-    elif isinstance(on, str):
+    elif type(on) is str:
         on_fields = [on]
     elif isinstance(on, list):
         on_fields = []
         for f in on:
-            if not isinstance(f, str):
+            if type(f) is not str:
                 raise MongoError(51134, f"$merge 'on' array elements must be strings, but found {type_name(f)}")
             if f in on_fields:
                 raise MongoError(31465, f"Found a duplicate field '{f}'")
@@ -91,7 +91,7 @@ def merge_options(spec: Any) -> dict:
     matched = spec.get("whenMatched", "merge")
     if isinstance(matched, list):
         matched = "pipeline"
-    elif not isinstance(matched, str):
+    elif type(matched) is not str:
         raise MongoError(51191, f"$merge 'whenMatched' field  must be either a string or an array, but found "
                                 f"{type_name(matched)}")
     elif matched not in _WHEN_MATCHED:

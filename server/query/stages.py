@@ -223,12 +223,12 @@ def parse_add_fields(spec: Any, ctx: PipelineContext, name: str = "$addFields") 
 
 
 def parse_unset(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, str | list):
+    if type(spec) is not str and not isinstance(spec, list):
         raise MongoError(31002, "$unset specification must be a string or an array")
-    paths = [spec] if isinstance(spec, str) else spec
+    paths = [spec] if type(spec) is str else spec
     if not paths:
         raise MongoError(31119, "$unset specification must be a string or an array with at least one field")
-    if not all(isinstance(p, str) for p in paths):
+    if not all(type(p) is str for p in paths):
         raise MongoError(31120, "$unset specification must be a string or an array containing only string values")
     with _invalid_context("$unset"):
         for p in paths:
@@ -288,7 +288,7 @@ def _bind_redact_variables(expr: Any) -> Any:
     """``expr`` with $$KEEP/$$PRUNE/$$DESCEND replaced by their (constant) values, so that the
     ordinary expression compiler, which knows no such variables, compiles the stage's expression.
     A path below one of them ("$$KEEP.a") reads into a string: missing. Literals are left alone."""
-    if isinstance(expr, str):
+    if type(expr) is str:
         if expr.startswith("$$"):
             name = expr.split(".", 1)[0]
             if name in _REDACT_VALUES:
@@ -391,7 +391,7 @@ def parse_skip(spec: Any, ctx: PipelineContext) -> Stage:
 
 
 def parse_count(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, str):
+    if type(spec) is not str:
         raise MongoError(40156, "the count field must be a non-empty string")
     if not spec:
         raise MongoError(40157, "the count field must be a non-empty string")
@@ -412,7 +412,7 @@ def parse_count(spec: Any, ctx: PipelineContext) -> Stage:
 def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
     index_field = None
     preserve = False
-    if isinstance(spec, str):
+    if type(spec) is str:
         path = spec
     elif isinstance(spec, dict):
         for k in spec:
@@ -421,14 +421,14 @@ def parse_unwind(spec: Any, ctx: PipelineContext) -> Stage:
         if "path" not in spec:
             raise MongoError(28812, "no path specified to $unwind stage")
         path = spec["path"]
-        if not isinstance(path, str):
+        if type(path) is not str:
             raise MongoError(28808, "expected a string as the path for $unwind stage, got " + type_name(path))
         preserve = spec.get("preserveNullAndEmptyArrays", False)
         if not isinstance(preserve, bool):
             raise MongoError(28809, "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage")
         index_field = spec.get("includeArrayIndex")
         if index_field is not None:
-            if not isinstance(index_field, str) or not index_field:
+            if type(index_field) is not str or not index_field:
                 raise MongoError(28810, "expected a non-empty string for the includeArrayIndex option to $unwind stage")
             if index_field.startswith("$"):
                 raise MongoError(28822, f"includeArrayIndex option to $unwind stage should not be prefixed with a '$': {index_field}")
@@ -528,7 +528,7 @@ def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:
     if isinstance(spec, dict):
         if not (spec and next(iter(spec)).startswith("$")):
             raise MongoError(40147, _SORT_BY_COUNT_SHAPE)
-    elif isinstance(spec, str):
+    elif type(spec) is str:
         if not spec.startswith("$"):
             raise MongoError(40148, _SORT_BY_COUNT_SHAPE)
     else:

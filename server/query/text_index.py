@@ -68,7 +68,7 @@ def _check_key(key: dict) -> None:
     suffix fields; ``_fts`` / ``_ftsx`` are reserved names elsewhere (fixSpec's second pass)."""
     items = list(key.items())
     i, n = 0, len(items)
-    while i < n and not isinstance(items[i][1], str):
+    while i < n and type(items[i][1]) is not str:
         if items[i][0] in ("_fts", "_ftsx"):
             raise _bad("text index with reserved fields _fts/_ftsx not allowed")
         i += 1
@@ -79,12 +79,12 @@ def _check_key(key: dict) -> None:
             raise _bad("expected _ftsx after _fts")
         i += 2
     else:
-        while i < n and isinstance(items[i][1], str):
+        while i < n and type(items[i][1]) is str:
             if items[i][0] in ("_fts", "_ftsx"):
                 raise _bad("text index with reserved fields _fts/_ftsx not allowed")
             i += 1
     for field, value in items[i:]:
-        if isinstance(value, str):
+        if type(value) is str:
             raise _bad("'text' fields in index must all be adjacent")
         if field in ("_fts", "_ftsx"):
             raise _bad("text index with reserved fields _fts/_ftsx not allowed")
@@ -139,12 +139,12 @@ def normalize_text_spec(raw: dict, key: dict) -> dict:
             if any(p.startswith("$") for p in parts):
                 raise _bad("weight cannot have path component with $ prefix")
     default_language = raw.get("default_language", "english")
-    if not isinstance(default_language, str):
+    if type(default_language) is not str:
         raise _bad("default_language needs a string type")
     if language(default_language) is None:
         raise _bad("default_language is not valid")
     override = raw.get("language_override", "language")
-    if not isinstance(override, str):
+    if type(override) is not str:
         raise _bad("language_override must be a string")
     if not override or override.startswith("$") or "." in override:
         raise _bad("language_override is not valid")
@@ -199,7 +199,7 @@ class TextSpec:
         value = obj.get(self.override, _ABSENT)
         if value is _ABSENT:
             return current
-        if not isinstance(value, str):
+        if type(value) is not str:
             raise MongoError(17261, "found language override field in document with non-string type")
         return require_language(value)
 
@@ -235,11 +235,11 @@ class TextSpec:
         """The strings at a weighted path: arrays are entered from non-array parents only, and a
         sub-document entered on the way may change the language."""
         if not parts:
-            if isinstance(value, str):
+            if type(value) is str:
                 yield value, lang
             elif isinstance(value, list):
                 for v in value:
-                    if isinstance(v, str):
+                    if type(v) is str:
                         yield v, lang
             return
         if isinstance(value, dict):
@@ -270,7 +270,7 @@ class TextSpec:
                     yield from self._all_strings(v, prefix, self._language_of(v, lang))
                 else:
                     yield from self._all_strings(v, prefix, lang)
-        elif isinstance(value, str):
+        elif type(value) is str:
             # Only an exact path match carries a weight: mongod looks fields up in its weight map by
             # name, where "$**" (sorted before every field name) is never found (DEFAULT_WEIGHT 1).
             yield value, self.weights.get(prefix, 1.0), lang

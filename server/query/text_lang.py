@@ -54,7 +54,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 def language(name: str) -> str | None:
     """The canonical language name for a name or code (case-insensitive); None when unsupported."""
-    return LANGUAGES.get(name.lower()) if isinstance(name, str) else None
+    return LANGUAGES.get(name.lower()) if type(name) is str else None
 
 
 def require_language(name: str) -> str:

@@ -36,12 +36,12 @@ def parse_text(arg: Any) -> TextQuery:
     if not isinstance(arg, dict):
         raise MongoError(ErrorCode.BadValue, "$text expects an object")
     search = arg.get("$search")
-    if not isinstance(search, str):
+    if type(search) is not str:
         raise MongoError(ErrorCode.TypeMismatch, "$search requires a string value")
     query = TextQuery(search, spec=dict(arg))
     lang = arg.get("$language", _ABSENT)
     if lang is not _ABSENT:
-        if not isinstance(lang, str):
+        if type(lang) is not str:
             raise MongoError(ErrorCode.TypeMismatch, "$language requires a string value")
         query.language = lang  # checked against the index's text version once the index is found
     for name in ("$caseSensitive", "$diacriticSensitive"):

@@ -369,7 +369,7 @@ def _pull_matcher(cond: Any, collation: Any = None):
         return lambda e: isinstance(e, dict) and pred(e)
     if is_regex(cond):
         pred = compile_filter({"v": cond})
-        return lambda e: isinstance(e, str) and pred({"v": e})
+        return lambda e: type(e) is str and pred({"v": e})
     if collation is not None:
         return lambda e: collation.equal(e, cond)
     return lambda e: equal(e, cond)

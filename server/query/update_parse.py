@@ -167,7 +167,7 @@ def _parse_pipeline(stages: list, array_filters: list | None, collation: Any = N
 
 
 def _validate_path(path: Any, op: str) -> tuple[str, ...]:
-    if not isinstance(path, str) or path == "":
+    if type(path) is not str or path == "":
         raise MongoError(ErrorCode.EmptyFieldName, "An empty update path is not valid.")
     parts = tuple(path.split("."))
     for part in parts:
@@ -200,7 +200,7 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
             ErrorCode.TypeMismatch, f"Cannot {verb} with non-numeric argument: {{{path}: {_short(arg)}}}"
         )
     if op == "$rename":
-        if not isinstance(arg, str):
+        if type(arg) is not str:
             raise MongoError(
                 ErrorCode.BadValue, f"The 'to' field for $rename must be a string: {path}: {_short(arg)}"
             )

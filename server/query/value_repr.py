@@ -26,7 +26,7 @@ def bson_repr(v: Any) -> str:
         return "MISSING"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, str):
+    if type(v) is str:
         return '"' + v + '"'
     if isinstance(v, Int64):
         return str(int(v))

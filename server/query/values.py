@@ -230,7 +230,7 @@ def _slow_bracket(v: Any) -> int:
         return BRACKET_CODE_WS if v.scope is not None else BRACKET_CODE
     if isinstance(v, (int, float, Decimal128)):
         return BRACKET_NUMBER
-    if isinstance(v, str):
+    if type(v) is str:
         return BRACKET_STRING
     if isinstance(v, (Mapping, DBRef)):
         return BRACKET_OBJECT
@@ -345,7 +345,7 @@ def sort_key_with(v: Any, skey: Any) -> tuple:
         return (BRACKET_OBJECT, tuple([(canonical_type_order(x), k, sort_key_with(x, skey)) for k, x in items]))
     if t is list or t is tuple:
         return (BRACKET_ARRAY, tuple([sort_key_with(x, skey) for x in v]))
-    if t is not Code and isinstance(v, str):
+    if t is str:
         return (BRACKET_STRING, skey(str(v)))
     return sort_key(v)
 
@@ -407,7 +407,7 @@ def bson_type_number(v: Any) -> int:
         return 19
     if isinstance(v, Code):  # a str subclass: test before str
         return 15 if v.scope is not None else 13
-    if isinstance(v, str):
+    if type(v) is str:
         return 2
     if isinstance(v, (Mapping, DBRef)):
         return 3

@@ -239,7 +239,7 @@ def parse_rate(op: str, arg: Any, has_window: bool, collation: Any) -> tuple[Any
             fn = compile_expression(v, collation=collation)
         elif k != "unit":
             raise _fail(f"{op} got unexpected argument: {k}")
-        elif not isinstance(v, str):
+        elif type(v) is not str:
             raise _fail(f"unit' must be a string, but got {type_name(v)}")
         elif v not in dates.TIME_UNITS:
             raise _fail(f"unknown time unit value: {v}")

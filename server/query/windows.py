@@ -71,7 +71,7 @@ def _bound_str(v) -> str:
 
 def _parse_bound(v, kind, unit):
     """One bound: "unbounded", "current", or a constant number (an expression folding to one)."""
-    if isinstance(v, str):
+    if type(v) is str:
         if v in ("unbounded", "current"):
             return v
         raise MongoError(ErrorCode.FailedToParse, "Window bounds must be 'unbounded', 'current', or a number.")
@@ -96,7 +96,7 @@ def _check_forward(lo, hi):
     """mongod's checkBoundsForward: "current" counts as 0, numeric bounds must not be inverted."""
     a = 0 if lo == "current" else lo
     b = 0 if hi == "current" else hi
-    if not isinstance(a, str) and not isinstance(b, str) and compare(a, b) > 0:
+    if type(a) is not str and type(b) is not str and compare(a, b) > 0:
         raise MongoError(5339900, f"Lower bound must not exceed upper bound: [{_bound_str(a)}, {_bound_str(b)}]")
 
 
@@ -132,7 +132,7 @@ def _parse_window(spec, sort_fields):
         if len(spec) != 2:
             raise MongoError(ErrorCode.FailedToParse,
                              "'window' field that specifies unit cannot have other fields besides 'range'")
-        if not isinstance(unit, str):
+        if type(unit) is not str:
             raise MongoError(ErrorCode.FailedToParse, "'unit' must be a string")
     elif len(spec) != 1:
         raise MongoError(ErrorCode.FailedToParse,

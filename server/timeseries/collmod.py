@@ -133,7 +133,7 @@ def plan_coll_mod(cmd: dict[str, Any], ts_options: dict[str, Any], *, on_buckets
 
 def parse_expire_after_seconds(value: Any) -> int | str:
     """A collection-level ``expireAfterSeconds``: a non-negative number of seconds or ``"off"``."""
-    if isinstance(value, str):
+    if type(value) is str:
         if value != "off":
             raise MongoError(
                 ErrorCode.InvalidOptions,
@@ -181,7 +181,7 @@ def _parse_timeseries_mod(mod: Any) -> dict[str, Any]:
                 ErrorCode.IDLUnknownField, f"BSON field 'collMod.timeseries.{name}' is an unknown field."
             )
         if name == "granularity":
-            if not isinstance(value, str):
+            if type(value) is not str:
                 raise MongoError(
                     ErrorCode.TypeMismatch,
                     f"BSON field 'collMod.timeseries.granularity' is the wrong type '{type_name(value)}', "

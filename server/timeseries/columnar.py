@@ -124,7 +124,7 @@ def _group_keys(shape: _Shape, time_field: str, conditions: list[Any]) -> tuple[
 
 def _id_unit(value: Any, tf: str, mf: str | None, units: set[Any]) -> bool:
     """True when the ``_id`` expression reads only ``$dateTrunc`` of the time field and meta paths."""
-    if isinstance(value, str):
+    if type(value) is str:
         if value.startswith("$$"):
             return False
         if value.startswith("$"):

@@ -143,7 +143,7 @@ def _bucket_group(spec: dict[str, Any], meta: str, time_field: str) -> dict[str,
     """7.0's ``rewriteGroupByMinMax`` (with SERVER-73822: only plain paths under ``$min``/``$max``),
     or None when it does not apply."""
     group_id = spec.get("_id")
-    if not isinstance(group_id, str) or not group_id.startswith("$") or group_id.startswith("$$"):
+    if type(group_id) is not str or not group_id.startswith("$") or group_id.startswith("$$"):
         return None
     bucket_id = _meta_path(group_id[1:], meta)
     if bucket_id is None:
@@ -155,7 +155,7 @@ def _bucket_group(spec: dict[str, Any], meta: str, time_field: str) -> dict[str,
         if not isinstance(acc, dict) or len(acc) != 1:
             return None
         (op, arg), = acc.items()
-        if op not in ("$min", "$max") or not isinstance(arg, str) or not arg.startswith("$") \
+        if op not in ("$min", "$max") or type(arg) is not str or not arg.startswith("$") \
                 or arg.startswith("$$"):
             return None
         top = arg[1:].split(".", 1)[0]

@@ -330,7 +330,7 @@ class _Deriver:
 
                 def bind_measurement(n: Any) -> tuple[Any, ...] | None:
                     self.check_operand(n, n.value, "")
-                    if not simple and isinstance(n.value, str):
+                    if not simple and type(n.value) is str:
                         return None
                     return _measurement_bounds(n.path, n.op, n.value, unmixed)
                 return bind_measurement
@@ -375,7 +375,7 @@ class _Deriver:
     def bind_in(self, n: Any) -> tuple[Any, ...] | None:
         """An ``$in`` on a top-level measurement field: the alternatives' bounds."""
         self.check_in(n)
-        if not n.regexes and n.values and not (not self.simple and any(isinstance(v, str) for v in n.values)):
+        if not n.regexes and n.values and not (not self.simple and any(type(v) is str for v in n.values)):
             parts = [_measurement_bounds(n.path, "$eq", v, self.unmixed) for v in n.values]
             if not _all_bounded(parts):
                 return None

@@ -84,7 +84,7 @@ def mongo_repr(value: Any) -> str:
         return "{ " + ", ".join(f"{k}: {mongo_repr(v)}" for k, v in value.items()) + " }"
     if isinstance(value, list):
         return "[ " + ", ".join(mongo_repr(v) for v in value) + " ]" if value else "[]"
-    if isinstance(value, str):
+    if type(value) is str:
         return '"' + value + '"'
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -386,7 +386,7 @@ def find_bucket_index(
 
     A bucket key pattern matches too (hints written against the buckets collection keep working).
     """
-    if isinstance(ref, str):
+    if type(ref) is str:
         return next((s for s in bucket_specs if s.get("name") == ref), None)
     if not isinstance(ref, dict):
         return None
@@ -588,7 +588,7 @@ def measurement_rules(bucket_specs: Any, time_field: str) -> MeasurementRules | 
         meta_paths = [name for name in key if name == "meta" or name.startswith("meta.")]
         if meta_paths:
             meta_specs.append(spec)
-            meta_always = meta_always or len(meta_paths) > 1 or any(isinstance(key[p], str) for p in meta_paths)
+            meta_always = meta_always or len(meta_paths) > 1 or any(type(key[p]) is str for p in meta_paths)
         for name, value in key.items():
             if value == _BUCKET_2DSPHERE and name.startswith("data."):
                 points.append(name[len("data."):])

@@ -177,7 +177,7 @@ def translate_update_operators(update: dict[str, Any], meta_field: str) -> dict[
         translated = {}
         for path, value in fields.items():
             sub = _meta_update_path(path, meta_field)
-            if op == "$rename" and isinstance(value, str):
+            if op == "$rename" and type(value) is str:
                 value = _meta_update_path(value, meta_field)
             translated[sub] = value
         out[op] = translated

@@ -120,7 +120,7 @@ def _check_range(field: str, value: int) -> None:
 
 
 def _field_name(prefix: str, key: str, value: Any) -> str:
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise _wrong_type(f"{prefix}.{key}", value, "string")
     if "\x00" in value:
         raise MongoError(ErrorCode.BadValue, f"'{key}' cannot contain embedded null bytes")
@@ -143,7 +143,7 @@ def parse_timeseries(ns: str, spec: Any, *, command: str = "create") -> Timeseri
         meta_field = _field_name(prefix, "metaField", spec["metaField"])
     granularity = spec.get("granularity")
     if granularity is not None:
-        if not isinstance(granularity, str):
+        if type(granularity) is not str:
             raise _wrong_type(f"{prefix}.granularity", granularity, "string")
         if granularity not in GRANULARITY_PRESETS:
             raise MongoError(

@@ -57,10 +57,10 @@ def parse_internal_unpack(spec: Any) -> UnpackSpec:
         raise MongoError(5346500, "$_internalUnpackBucket specification must be an object, got: "
                                   f"{type(spec).__name__}")
     time_field = spec.get("timeField")
-    if not isinstance(time_field, str):
+    if type(time_field) is not str:
         raise MongoError(40514, "timeField field must be a string")
     meta_field = spec.get("metaField")
-    if meta_field is not None and not isinstance(meta_field, str):
+    if meta_field is not None and type(meta_field) is not str:
         raise MongoError(5346501, "metaField field must be a string")
     include = spec.get("include")
     exclude = spec.get("exclude", [])
@@ -81,11 +81,11 @@ def parse_unpack_bucket(spec: Any) -> UnpackSpec:
             raise MongoError(5612404, f"$_unpackBucket stage encountered an unknown field: {key}")
     if "timeField" not in spec:
         raise MongoError(5612405, "$_unpackBucket stage requires timeField parameter")
-    if not isinstance(spec["timeField"], str):
+    if type(spec["timeField"]) is not str:
         raise MongoError(5612401, "timeField field must be a string, got: " + type(spec["timeField"]).__name__)
     meta_field = spec.get("metaField")
     if "metaField" in spec:
-        if not isinstance(meta_field, str):
+        if type(meta_field) is not str:
             raise MongoError(5612402, "metaField field must be a string, got: " + type(meta_field).__name__)
         if "." in meta_field:
             raise MongoError(5612403, "metaField field must be a single-element field path")
