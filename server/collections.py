@@ -358,7 +358,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
 def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:
     """mongod resolves every namespace a command's pipeline reads before running it
     (resolveInvolvedNamespaces): a view among them, or among the namespaces its own pipeline reads,
-    that is too deep to resolve fails the command up front (149) instead of after the stages before
+    that is too deep to resolve fails the command up front (165) instead of after the stages before
     it ran; a view the pipeline reads directly must have the pipeline's collation (167,
     collatorCompatibleWithPipeline; the views' own references were checked when they were defined).
     Each name is resolved once (point lookups, cached per snapshot); nothing when the pipelines read

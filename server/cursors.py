@@ -666,7 +666,7 @@ def api_parameters(cmd: dict[str, Any]) -> tuple[Any, Any, Any]:
 
 def api_parameters_text(api: tuple[Any, Any, Any]) -> str:
     """mongod's text of an APIParameters document (``{}``, ``{ apiVersion: "1", apiStrict: true }``), for
-    the 498 APIMismatchError message."""
+    the 347 APIMismatchError message."""
     shown = [f"{name}: {_shell_text(value)}" for name, value in
              zip(("apiVersion", "apiStrict", "apiDeprecationErrors"), api, strict=True) if value is not None]
     return "{ " + ", ".join(shown) + " }" if shown else "{}"

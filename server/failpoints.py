@@ -137,7 +137,7 @@ class FailPoints:
     def configure(self, name: Any, mode: Any, data: Any) -> int:
         """Set a fail point's mode and data; returns how many times it was entered before."""
         if name not in KNOWN:
-            raise MongoError(258, f"{name} not found")  # FailPointSetFailed
+            raise MongoError(ErrorCode.FailPointSetFailed, f"{name} not found")
         if data is not None and not isinstance(data, dict):
             raise MongoError(ErrorCode.TypeMismatch, "the 'data' option must be a JSON object")
         kind, count, probability = _parse_mode(mode)

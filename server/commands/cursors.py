@@ -157,7 +157,7 @@ def _check_session(ctx: CommandContext, cursor) -> None:
 
 def _check_api_parameters(cmd: dict[str, Any], cursor) -> None:
     """mongod's getMore runs under the API parameters of the command that opened its cursor: it must
-    send exactly those (an absent one differs from one sent as false), else 498 APIMismatchError."""
+    send exactly those (an absent one differs from one sent as false), else 347 APIMismatchError."""
     sent = api_parameters(cmd)
     if sent != cursor.api:
         raise MongoError(ErrorCode.APIMismatchError,

@@ -3,7 +3,7 @@ renameCollection, collMod.
 
 Views live as documents ``{_id: "db.view", viewOn, pipeline}`` in ``<db>.system.views`` (as in
 mongod); the catalog treats that collection like any other. Creating or changing a view validates the
-database's view graph (``namespace.check_view_graph``: cycles 5, depth 149, collations 167) and refuses
+database's view graph (``namespace.check_view_graph``: cycles 5, depth 165, collations 167) and refuses
 while a stored definition is unloadable (182, ``check_view_doc``), as mongod's view catalog does. Time-series namespaces are delegated to
 ``tidemark.commands.timeseries`` (imported lazily; see server/README.md "Time-series seam").
 """

@@ -179,7 +179,7 @@ class Namespace:
 def lookup(r: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None) -> Namespace:
     """``db.name`` resolved inside the read view (or write transaction) ``r``: point lookups only.
 
-    ``follow``: follow a view chain to its base (depth limit 20 like mongod: 149 beyond it).
+    ``follow``: follow a view chain to its base (depth limit 20 like mongod: 165 beyond it).
     ``collection_uuid``: the UUID the command expects ``db.name`` to have (see the module)."""
     resolved = _lookup(r, db, name, follow)
     check_collection_uuid(r, resolved, collection_uuid)
@@ -244,7 +244,7 @@ def _follow(r: Any, ns: Namespace) -> None:
     """Fill ``chain``/``base``/``pipeline``/``ts_view`` of a view: one point lookup per level.
 
     mongod's resolveView looks up at most 20 names, the view itself included, so a chain of 20 views
-    is already too deep to read (149) although the view graph lets it be created. A view whose
+    is already too deep to read (165) although the view graph lets it be created. A view whose
     pipeline starts with ``$collStats`` ends the chain: the stage reports on its ``viewOn``, which is
     not resolved further (as mongod)."""
     chain = [cast(dict, ns.view)]  # a view: _follow is only called on one
@@ -399,7 +399,7 @@ def check_view_graph(db: str, views: dict[str, dict], name: str, view_on: str, p
     A view's children are its ``viewOn`` and the collections its pipeline reads
     (``involved_namespaces``). Refused: a cycle through the new view (5 GraphContainsCycle), a view
     child or parent with another default collation (167), and a longest path of views through it of
-    more than 20 (149: its parents' height plus its children's). Work is linear in the database's
+    more than 20 (165: its parents' height plus its children's). Work is linear in the database's
     views: each node is walked once per direction (a view referencing the next one four times, twenty
     deep, is 20 visits, not 4**20)."""
     children: dict[str, list[Any]] = {n: [v.get("viewOn"), *involved_namespaces(v.get("pipeline"))]

@@ -57,6 +57,32 @@ def test_error_code_with_times_fails_exactly_that_many_commands(testing):
 
 
 @pytest.mark.slow
+def test_error_labels_of_the_code_and_of_the_fail_point(testing):
+    """mongod's ErrorLabelBuilder: a code of the NonResumableChangeStreamError category (280, 286) gets
+    that label and its codeName; a fail point's errorLabels replace the labels, and an empty list leaves
+    none (getErrorLabels). Found by the PHP driver's suite (bug1419-001.phpt)."""
+    server, client = testing
+    for code, name in ((280, "ChangeStreamFatalError"), (286, "ChangeStreamHistoryLost")):
+        _arm(client, {"times": 1}, failCommands=["find"], errorCode=code)
+        with pytest.raises(OperationFailure) as e:
+            client.t.c.find_one()
+        assert e.value.details["codeName"] == name and e.value.details["errorLabels"] == [
+            "NonResumableChangeStreamError"]
+    _arm(client, {"times": 1}, failCommands=["find"], errorCode=280, errorLabels=[])
+    with pytest.raises(OperationFailure) as e:
+        client.t.c.find_one()
+    assert e.value.code == 280 and "errorLabels" not in e.value.details
+    _arm(client, {"times": 1}, failCommands=["find"], errorCode=8, errorLabels=[])
+    with pytest.raises(OperationFailure) as e:
+        client.t.c.find_one()
+    assert "errorLabels" not in e.value.details
+    _arm(client, {"times": 1}, failCommands=["find"], errorCode=286, errorLabels=["Mine"])
+    with pytest.raises(OperationFailure) as e:
+        client.t.c.find_one()
+    assert e.value.details["errorLabels"] == ["Mine"]
+
+
+@pytest.mark.slow
 def test_skip_and_always_on_and_probability(testing):
     server, client = testing
     _arm(client, {"skip": 1}, failCommands=["find"], errorCode=2)
@@ -75,7 +101,7 @@ def test_skip_and_always_on_and_probability(testing):
     assert e.value.code == 14  # (bsonExtractIntegerField's TypeMismatch)
     with pytest.raises(OperationFailure) as e:
         client.admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
-    assert e.value.code == 258
+    assert e.value.code == 266  # FailPointSetFailed (error_codes.yml)
 
 
 def test_app_name_limits_the_failure_to_one_application(testing):
@@ -183,7 +209,7 @@ def test_max_time_always_time_out_and_fail_get_more(testing):
     assert len(list(coll.find(batch_size=2))) == 5
     with pytest.raises(OperationFailure) as e:
         admin.command("configureFailPoint", "noSuchFailPoint", mode="alwaysOn")
-    assert e.value.code == 258
+    assert e.value.code == 266
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
 """What a cursor keeps of the command that opened it: its API parameters, which every getMore must repeat
-(mongod's 498 APIMismatchError otherwise), and the command itself with its plan, which ``$currentOp``'s
+(mongod's 347 APIMismatchError otherwise), and the command itself with its plan, which ``$currentOp``'s
 idle cursors and the getMore's profile entry show (originatingCommand, planSummary, lsid.uid)."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_getmore_runs_only_with_the_opening_commands_api_parameters(db, opening,
         return
     with pytest.raises(OperationFailure) as failed:
         db.command({**getmore, **continuing})
-    assert (failed.value.code, failed.value.details["codeName"]) == (498, "APIMismatchError")
+    assert (failed.value.code, failed.value.details["codeName"]) == (347, "APIMismatchError")
     assert failed.value.details["errmsg"] == (
         f"API parameter mismatch: getMore used params {api_parameters_text(api_parameters(continuing))}, "
         f"the cursor-creating command used {api_parameters_text(api_parameters(opening))}")
