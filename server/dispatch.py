@@ -51,7 +51,7 @@ from tidemark.commands import (
     users,
 )
 from tidemark.commands.api_version import check_api_parameters
-from tidemark.commands.concerns import check_concerns, refuses_write_concern
+from tidemark.commands.concerns import check_concerns, refuses_write_concern, unacknowledged
 from tidemark.context import (
     CloseConnection,
     CommandContext,
@@ -178,6 +178,13 @@ async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], co
         raise action.error
 
 
+# The reply of an insert, update or delete with an unacknowledged write concern sent without moreToCome:
+# mongod's write commands skip their output then (populateReply's shouldSkipOutput), leaving the reply
+# its defaults; the statements ran, and what they did is not told.
+_WRITE_REPLIES = {"insert": {"n": 0, "ok": 1.0}, "update": {"n": 0, "nModified": 0, "ok": 1.0},
+                  "delete": {"n": 0, "ok": 1.0}}
+
+
 class Dispatcher:
     """Runs one command document against the table and always returns a reply document."""
 
@@ -273,4 +280,6 @@ class Dispatcher:
             facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)
+        if spec is not None and spec.name in _WRITE_REPLIES and reply.get("ok") == 1.0 and unacknowledged(cmd):
+            return dict(_WRITE_REPLIES[spec.name])  # (a copy: the caller may add to it)
         return reply

@@ -29,7 +29,7 @@ from tidemark.query.expr_logic import truthy
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import is_number
 
-__all__ = ["check_concerns", "refuses_write_concern"]
+__all__ = ["check_concerns", "refuses_write_concern", "unacknowledged"]
 
 _LEVELS = ("local", "majority", "linearizable", "available", "snapshot")
 
@@ -58,6 +58,19 @@ def refuses_write_concern(name: str, cmd: dict) -> bool:
         out = cmd.get("out")
         return out is None or (isinstance(out, dict) and "inline" in out)
     return name in _TAKES_NO_WRITE_CONCERN
+
+
+def unacknowledged(cmd: dict) -> bool:
+    """mongod's shouldSkipOutput: the command's writeConcern (a valid one: ``check_concerns`` ran) is
+    unacknowledged (``w: 0``) and asks no sync (``j`` and ``fsync`` not true)."""
+    wc = cmd.get("writeConcern")
+    if type(wc) is not dict:
+        return False
+    w = wc.get("w")
+    if isinstance(w, bool) or not is_number(w):
+        return False
+    return ((w.to_decimal() if isinstance(w, Decimal128) else w) == 0 and not truthy(wc.get("j", False))
+            and not truthy(wc.get("fsync", False)))
 
 
 def check_concerns(cmd: dict) -> None:

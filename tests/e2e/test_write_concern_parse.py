@@ -185,3 +185,26 @@ def test_read_refuses_any_write_concern_family(db, concern, read):
         assert exc.code == _expected_code(concern)
     else:
         assert _expected_code(concern) is None
+
+
+@pytest.mark.parametrize("w", [0, 0.0, Int64(0), Decimal128("0")])
+def test_an_unacknowledged_write_answers_only_its_defaults(db, w):
+    """mongod's write commands skip their output for ``w: 0`` without ``j``/``fsync`` (shouldSkipOutput)
+    when a client asks for the reply anyway (no moreToCome): {n: 0, ok: 1} (update: nModified 0 too), the
+    statements' results and errors untold; the statements ran. Found by the Perl driver's bulk.t."""
+    wc = {"w": w}
+    assert db.command({"insert": "c", "documents": [{"_id": 1}, {"_id": 1}, {"_id": 2}], "ordered": False,
+                       "writeConcern": wc}) == {"n": 0, "ok": 1.0}
+    assert db.command({"update": "c", "updates": [{"q": {"_id": 3}, "u": {"$set": {"a": 1}}, "upsert": True}],
+                       "writeConcern": wc}) == {"n": 0, "nModified": 0, "ok": 1.0}
+    assert sorted(d["_id"] for d in db.c.find()) == [1, 2, 3]
+    assert db.command({"delete": "c", "deletes": [{"q": {"_id": 1}, "limit": 1}], "writeConcern": wc}) == {
+        "n": 0, "ok": 1.0}
+    assert sorted(d["_id"] for d in db.c.find()) == [2, 3]
+    # a sync asked is an acknowledgement: the whole reply
+    assert db.command({"delete": "c", "deletes": [{"q": {}, "limit": 0}], "writeConcern": {"w": w, "j": True}}) == {
+        "n": 2, "ok": 1.0}
+    # a command error is still an error
+    with pytest.raises(OperationFailure) as info:
+        db.command({"insert": "c", "documents": [{"_id": 1}], "bogus": 1, "writeConcern": wc})
+    assert info.value.code == 40415
