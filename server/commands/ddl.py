@@ -464,6 +464,10 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
     if view is not None:
         await _write(ctx, lambda w: delete_view_doc(w, db, name))
         return {"ns": ns}
+    if info is None and await ctx.run_blocking(_has_buckets, ctx.server.engine, db, name):
+        # mongod's drop: "Timeseries bucket collection may exist even without the view. If that is the
+        # case delete it." (a view dropped or never made: the buckets would otherwise be left for good)
+        return await ts.drop(ctx, db, name)
     if name == C.SYSTEM_PROFILE and info is not None and ctx.server.profiler.level(db) != 0:
         # the profiler writes there while it is on (dropDatabase drops it all the same, as mongod)
         raise MongoError(ErrorCode.IllegalOperation, "turn off profiling before dropping system.profile collection")
@@ -482,6 +486,11 @@ async def drop(ctx: CommandContext, cmd: dict) -> dict:
     _kill_cursors(ctx, ns, dropped_reason(dropped.uuid))
     ctx.server.top.forget(ns)  # mongotop stops showing a dropped collection, as with mongod
     return {"nIndexesWas": n, "ns": ns}
+
+
+def _has_buckets(engine, db: str, name: str) -> bool:
+    with engine.read() as r:
+        return r.get_collection(C.ns_of(db, C.BUCKETS_PREFIX + name)) is not None
 
 
 def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:

@@ -360,13 +360,16 @@ DROP_CASES = [
     ("plain-and-buckets-drop-main", _setup_plain, "buckets", "c", (None, "collection")),
     ("plain-and-buckets-drop-buckets", _setup_plain, "buckets", "system.buckets.c", ("collection", None)),
     ("buckets-only-drop-buckets", None, "buckets", "system.buckets.c", (None, None)),
+    # case 12: no view or collection c: dropping c drops the buckets (mongod's drop_collection.cpp:
+    # "Timeseries bucket collection may exist even without the view"); they were left behind
+    ("buckets-only-drop-main", None, "buckets", "c", (None, None)),
 ]
 
 
 @pytest.mark.parametrize(("label", "setup", "make", "target", "after"), DROP_CASES,
                          ids=[c[0] for c in DROP_CASES])
 def test_drop_permutations(db, label, setup, make, target, after):
-    """drop_timeseries.js cases 2, 5, 6, 9, 10 and 13: dropping ``system.buckets.<c>`` of a real
+    """drop_timeseries.js cases 2, 5, 6, 9, 10, 12 and 13: dropping ``system.buckets.<c>`` of a real
     time-series collection also drops its view; a ``system.buckets.<c>`` created directly (with
     time-series options) next to an ordinary view or collection ``c`` is independent of it: dropping
     either name drops only that one."""
