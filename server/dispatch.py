@@ -14,7 +14,6 @@ connection stays open.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -158,18 +157,7 @@ async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], co
             raise error
         return
     if action.block_ms:
-        woken = asyncio.Event()
-        op.waker = woken.set
-        try:
-            if not op.killed:
-                try:
-                    await asyncio.wait_for(woken.wait(), action.block_ms / 1000)
-                except TimeoutError:
-                    pass
-        finally:
-            op.waker = None
-        if op.killed:
-            op.check()
+        await op.sleep(action.block_ms / 1000, deadline=False)
     if action.close:
         log.info("COMMAND", 20431, "Failing command via 'failCommand' failpoint: closing connection",
                  ctx=f"conn{conn.id}", command=spec.name)

@@ -20,6 +20,7 @@ This module keeps data only (no asyncio, nothing above ``tidemark.context``): ev
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import itertools
 import time
@@ -91,6 +92,29 @@ class Operation:
         if self.deadline is not None and (time.monotonic() >= self.deadline
                                           or self.time_out_now is not None and self.time_out_now()):
             raise MongoError(ErrorCode.MaxTimeMSExpired, "operation exceeded time limit")
+
+    async def sleep(self, seconds: float, *, deadline: bool = True) -> None:
+        """Wait ``seconds`` on the event loop as mongod's interruptible ``sleepFor``: a killOp (or
+        shutdown) ends the wait at once with its code; with ``deadline``, so does maxTimeMS (50)."""
+        woken = asyncio.Event()
+        self.waker = woken.set
+        end = time.monotonic() + seconds
+        try:
+            while not self.killed:  # (a timer may fire a little early: the wait goes on to the end)
+                now = time.monotonic()
+                limit = end - now
+                if deadline and self.deadline is not None:
+                    limit = min(limit, self.deadline - now)
+                if limit <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(woken.wait(), limit)
+                except TimeoutError:
+                    pass
+        finally:
+            self.waker = None
+        if self.killed or deadline:
+            self.check()
 
     def kill(self, code: int = ErrorCode.Interrupted) -> None:
         """Mark the operation killed (event-loop thread): it raises at its next check; a waiting one

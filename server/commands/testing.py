@@ -12,7 +12,11 @@ runs: commands/api_version.py). ``refreshLogicalSessionCacheNow``: flush the ses
 ``config.system.sessions`` now (server/session_cache.py): every live session's record upserted (its
 ``lastUse`` never moved back), the records of sessions ended since the last flush removed; the
 collection is created with mongod's TTL index ``lsidTTLIndex`` when missing. What ``$listSessions``
-lists (server/query/stage_list_sessions.py).
+lists (server/query/stage_list_sessions.py). ``sleep``: mongod's test command, ``{sleep: 1, secs |
+seconds, millis, lock | w}`` (10 s when no time is given), interruptible by killOp and maxTimeMS; its
+global lock in shared or exclusive mode (``lock: "r"`` or ``"w"``, or no ``lock``) is the fsync lock's
+hold, which makes writes wait (Tidemark has no lock that would hold reads back too); the intent modes
+(``"ir"``, ``"iw"``) and ``"none"`` hold nothing.
 """
 
 from __future__ import annotations
@@ -20,11 +24,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bson.decimal128 import Decimal128
+
 from tidemark import log
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
+from tidemark.query.values import is_number
 
 SESSIONS_NS = "config.system.sessions"
 # mongod's index of the sessions collection (SessionsCollection::generateCreateIndexesCmd)
@@ -43,6 +51,54 @@ async def configure_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict
 
 
 async def test_api_version_command(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+_SLEEP_LOCKS = {"r": True, "w": True, "ir": False, "iw": False, "none": False}  # mode -> holds writes back
+
+
+def _sleep_millis(cmd: dict[str, Any]) -> int:
+    """mongod's CmdSleep::run: secs or seconds (one of them) and millis add up; none: 10 s."""
+    if not any(key in cmd for key in ("secs", "seconds", "millis")):
+        return 10_000
+    if "secs" in cmd and "seconds" in cmd:
+        raise MongoError(51153, "Only one of 'secs' and 'seconds' may be specified")
+    total = 0
+    for key, code in (("secs", 34344), ("seconds", 51154), ("millis", 34345)):
+        if key in cmd:
+            value = cmd[key]
+            if isinstance(value, bool) or not is_number(value):
+                raise MongoError(code, f"'{key}' must be a number.")
+            number = int(float(value.to_decimal()) if isinstance(value, Decimal128) else value)
+            total += number if key == "millis" else number * 1000
+    return total
+
+
+async def sleep(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    millis = _sleep_millis(cmd)
+    if "lockTarget" in cmd and type(cmd["lockTarget"]) is not str:
+        raise MongoError(ErrorCode.TypeMismatch, f"wrong type for field (lockTarget) {type_name(cmd['lockTarget'])} "
+                                                 "!= String")
+    if "lock" in cmd:
+        if "w" in cmd:
+            raise MongoError(34346, "Only one of 'w' and 'lock' may be set.")
+        mode = cmd["lock"] if type(cmd["lock"]) is str else ""
+        if mode not in _SLEEP_LOCKS:
+            raise MongoError(34347, "'lock' must be one of 'r', 'ir', 'w', 'iw', 'none'.")
+        holds = _SLEEP_LOCKS[mode]
+    else:
+        holds = True  # a global S lock (w: true: X)
+    log.info("COMMAND", 20504, "Test-only command 'sleep' invoked", ctx=f"conn{ctx.conn.id}")
+    if not holds:
+        await ctx.op.sleep(max(0, millis) / 1000)
+        return {}
+    gate = ctx.server.fsync_lock
+    gate.acquire()
+    try:
+        await gate.drain(ctx.op)  # (the running writes finish first, as a global lock waits for them)
+        await ctx.op.sleep(max(0, millis) / 1000)
+    finally:
+        gate.release()
     return {}
 
 
@@ -103,5 +159,7 @@ COMMANDS = [
     CommandSpec("refreshLogicalSessionCacheNow", refresh_logical_session_cache_now,
                 help="force the logical session cache to refresh. Test command only.", test_only=True),
     CommandSpec("configureFailPoint", configure_fail_point, help="modifies the settings of a fail point",
+                admin_only=True, test_only=True),
+    CommandSpec("sleep", sleep, help="internal testing command. Run a no-op command for an arbitrary amount of time.",
                 admin_only=True, test_only=True),
 ]

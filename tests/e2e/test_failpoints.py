@@ -274,3 +274,55 @@ def test_data_must_be_a_document(testing):
     with pytest.raises(OperationFailure) as e:
         client.admin.command("configureFailPoint", "failCommand", mode="off", data=5)
     assert (e.value.code, e.value.details["errmsg"]) == (14, "the 'data' option must be a JSON object")
+
+
+@pytest.mark.slow
+@pytest.mark.commands("sleep")
+def test_sleep_test_command(testing):
+    """mongod's test command ``sleep`` (the PHP driver's connection-timeout test needs it; it answered 59):
+    its time arguments and their codes, interruption by maxTimeMS and killOp, and a read-locked sleep
+    holding writes back (never reads)."""
+    server, client = testing
+    admin = client.admin
+    started = time.monotonic()
+    assert admin.command({"sleep": 1, "secs": 0, "millis": 250, "lock": "none"}) == {"ok": 1.0}
+    assert time.monotonic() - started >= 0.25
+    for cmd, code in (({"secs": 1, "seconds": 1}, 51153), ({"secs": "x"}, 34344), ({"seconds": "x"}, 51154),
+                      ({"millis": "x"}, 34345), ({"millis": 1, "lock": "q"}, 34347),
+                      ({"millis": 1, "lock": "r", "w": True}, 34346)):
+        with pytest.raises(OperationFailure) as e:
+            admin.command({"sleep": 1, **cmd})
+        assert e.value.code == code, cmd
+    with pytest.raises(OperationFailure) as e:
+        client.t.command({"sleep": 1, "millis": 1})
+    assert e.value.code == 13  # admin only
+    with pytest.raises(ExecutionTimeout):
+        admin.command({"sleep": 1, "secs": 60, "lock": "none", "maxTimeMS": 100})
+
+    def killer():
+        for _ in range(200):
+            ops = admin.command({"currentOp": 1, "command.sleep": {"$exists": True}})["inprog"]
+            if ops:
+                admin.command("killOp", op=ops[0]["opid"])
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    with pytest.raises(OperationFailure) as e:
+        admin.command({"sleep": 1, "secs": 60, "lock": "none"})
+    thread.join()
+    assert e.value.code == 11601
+
+    # a read-locked sleep holds writes back until it ends; reads go on
+    done: dict = {}
+    sleeper = threading.Thread(target=lambda: done.setdefault("sleep", (admin.command(
+        {"sleep": 1, "millis": 600, "lock": "r"}), time.monotonic())))
+    sleeper.start()
+    while not admin.command({"currentOp": 1, "command.sleep": {"$exists": True}})["inprog"]:
+        time.sleep(0.02)
+    assert client.t.c.find_one() is None
+    client.t.c.insert_one({})
+    inserted = time.monotonic()
+    sleeper.join()
+    assert inserted >= done["sleep"][1]
