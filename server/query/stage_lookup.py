@@ -203,7 +203,10 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # variables, so its documents (and their index) are made per input document.
     docs_first = target is None and local_path is not None and bool(sub) and "$documents" in sub[0]
     joined_sub = sub[1:] if docs_first else sub
-    per_doc_index = docs_first and bool(let_fns)
+    # a sub-pipeline drawing random numbers ($sample, $rand, $sampleRate) is run again for each input
+    # document, never reused: mongod's cached prefix stops at a stage needing the random generator
+    random = _draws_random(spec.get("pipeline"))
+    per_doc_index = docs_first and (bool(let_fns) or random)
 
     def foreign_scan(variables):
         """The documents the equality join matches against: the foreign collection's, or those of the
@@ -271,6 +274,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             elif not let_fns:
                 if candidates is not None:
                     result = collect(chain(parse_pipeline(joined_sub, ctx.child(in_lookup=True)), iter(candidates)))
+                elif random:
+                    result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
                 else:
                     if uncorrelated is None:
                         uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
@@ -289,6 +294,24 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # foreign index above for each input document.
     meta = docmeta.table(ctx.variables)
     return Stage("$lookup", spec, apply)
+
+
+_RANDOM_OPERATORS = frozenset({"$sample", "$rand", "$sampleRate"})
+
+
+def _draws_random(value: Any) -> bool:
+    """Whether a (sub-)pipeline's spec names a stage or operator that draws random numbers (mongod's
+    DepsTracker::needRandomGenerator), at any depth; iterative."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not _RANDOM_OPERATORS.isdisjoint(item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:

@@ -1563,3 +1563,34 @@ def test_lookup_may_build_a_document_over_the_bson_limit(db, inhibit):
     pipeline = [{"$lookup": {"from": "foreign", "localField": "local", "foreignField": "foreign", "as": "result"}}]
     pipeline += [{"$_internalInhibitOptimization": {}}] if inhibit else []
     assert agg(db.local, pipeline + [{"$project": {"_id": 0, "foo": {"$add": ["$local", 2]}}}]) == [{"foo": 3}]
+
+
+# ---------------------------------------------------------------------------------------------------
+# lookup_random.js: a sub-pipeline drawing random numbers runs again for every input document
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sub", [
+    [{"$sample": {"size": 1}}],
+    [{"$limit": 1}, {"$set": {"r": {"$rand": {}}}}],
+    [{"$match": {"$sampleRate": 0.5}}, {"$count": "n"}],
+    [{"$match": {"$expr": {"$lt": [{"$rand": {}}, 0.5]}}}, {"$count": "n"}],
+    [{"$unionWith": {"coll": "c", "pipeline": [{"$sample": {"size": 1}}]}}, {"$sort": {"_id": 1}}, {"$limit": 1}],
+], ids=["sample", "rand", "sampleRate", "rand-in-match", "nested"])
+def test_lookup_with_randomness_is_not_reused(db, sub):
+    """An uncorrelated sub-pipeline ran once and its result was reused for every input document, also
+    when it drew random numbers: mongod's cached prefix stops at a stage that needs the random
+    generator (DepsTracker::needRandomGenerator), so each document gets its own draw. 200 documents
+    drawing the same result by chance: well below 1e-20 for each of these."""
+    db.c.insert_many([{"_id": i} for i in range(200)])
+    if sub[0].get("$unionWith"):
+        sub = [{"$match": {"_id": {"$lt": 0}}}, *sub]  # (only the union's draw: nothing of c itself)
+    results = db.c.aggregate([{"$lookup": {"from": "c", "as": "d", "pipeline": sub}},
+                              {"$group": {"_id": None, "s": {"$addToSet": "$d"}}}])
+    assert len(next(results)["s"]) > 1
+
+
+def test_lookup_without_randomness_gives_each_document_the_same_result(db):
+    db.c.insert_many([{"_id": i} for i in range(50)])
+    results = db.c.aggregate([{"$lookup": {"from": "c", "as": "d", "pipeline": [{"$sort": {"_id": -1}}, {"$limit": 2}]}},
+                              {"$group": {"_id": None, "s": {"$addToSet": "$d"}}}])
+    assert next(results)["s"] == [[{"_id": 49}, {"_id": 48}]]
