@@ -226,10 +226,20 @@ def _circle(arg: Any) -> tuple[tuple[float, float], float]:
 
 
 def parse_within(arg: Any) -> Region:
-    """The operand of ``$geoWithin`` / ``$within``."""
+    """The operand of ``$geoWithin`` / ``$within``: as mongod's GeoExpression::parseQuery, each field
+    is a shape (the last one parsed is the region) but the deprecated ``$uniqueDocs``, wherever it is."""
     if not isinstance(arg, dict) or not arg:
         raise GeoError(f"geometry must be an object: {bson_repr(arg)}")
-    name, value = next(iter(arg.items()))
+    region = None
+    for name, value in arg.items():
+        if name != "$uniqueDocs":
+            region = _within_shape(arg, name, value)
+    if region is None:
+        raise GeoError("geo query doesn't have any geometry")
+    return region
+
+
+def _within_shape(arg: dict, name: str, value: Any) -> Region:
     if name == "$geometry":
         if not isinstance(value, dict):
             raise GeoError(f"$geometry must be an object: {bson_repr(value)}")

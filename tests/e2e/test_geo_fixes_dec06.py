@@ -316,3 +316,28 @@ def test_off_plane_near_explained_with_execution_reports_the_error(db, borders):
     assert stats["executionSuccess"] is False
     assert stats["errorCode"] == 16433
     assert stats["errorMessage"].endswith(_OFF_PLANE)
+
+
+# -- $uniqueDocs anywhere in a legacy $within (geo_uniqueDocs.js) ---------------------------------------
+
+SHAPES = {"$center": [[5, 5], 1], "$box": [[4, 4], [6, 6]], "$polygon": [[4, 4], [6, 4], [6, 6], [4, 6]],
+          "$centerSphere": [[5, 5], 0.01]}
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("at", [0, 1])
+def test_unique_docs_is_skipped_wherever_it_is(db, shape, at, indexed):
+    """mongod's GeoExpression::parseQuery skips the deprecated ``$uniqueDocs`` wherever it is among the
+    fields; Tidemark read only the first field, so ``{$uniqueDocs: false, $center: ...}`` was 2
+    "unknown geo specifier"."""
+    db.c.insert_many([{"loc": [5, 5]}, {"loc": [50, 50]}])
+    if indexed:
+        db.c.create_index([("loc", "2d")])
+    fields = [(shape, SHAPES[shape])]
+    fields.insert(at, ("$uniqueDocs", at == 0))
+    for op in ("$within", "$geoWithin"):
+        assert len(list(db.c.find({"loc": {op: SON(fields)}}))) == 1
+    with pytest.raises(OperationFailure) as info:
+        list(db.c.find({"loc": {"$within": {"$uniqueDocs": True}}}))
+    assert info.value.code == 2 and "doesn't have any geometry" in info.value.details["errmsg"]
