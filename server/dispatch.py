@@ -204,6 +204,9 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:
+                raise MongoError(498870, "The apiVersion parameter is required, please configure your "
+                                         "MongoClient's API version")
             if "apiVersion" in cmd or "apiStrict" in cmd or "apiDeprecationErrors" in cmd:
                 check_api_parameters(spec.name, cmd)  # 322 / 323 / 4886600, as mongod
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing

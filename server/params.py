@@ -379,6 +379,11 @@ SPECS: tuple[ParamSpec, ...] = (
         test_only=True,
     ),
     ParamSpec(
+        "requireApiVersion", False, _parse_bool, True, True,
+        "testing only: every command must carry apiVersion (else 498870), as mongod's test-only parameter",
+        test_only=True,
+    ),
+    ParamSpec(
         "ttlMonitorSleepSecs", 60, _parse_positive_int, True, True,
         "seconds between TTL monitor passes (a new value applies to the wait in progress)"
     ),

@@ -326,3 +326,33 @@ def test_sleep_test_command(testing):
     inserted = time.monotonic()
     sleeper.join()
     assert inserted >= done["sleep"][1]
+
+
+@pytest.mark.slow
+def test_require_api_version(testing, start_server):
+    """mongod's test-only parameter requireApiVersion (drivers' "require API version" test runs start the
+    server with it): every command without apiVersion is 498870, until it is set back; it exists only
+    with test commands (it was unknown: such a server would not start)."""
+    server, client = testing
+    assert client.admin.command("setParameter", 1, requireApiVersion=True)["was"] is False
+    message = "The apiVersion parameter is required, please configure your MongoClient's API version"
+    for cmd in ({"ping": 1}, {"find": "c"}, {"hello": 1}):
+        reply = raw_command(server.port, {**cmd, "$db": "t"})
+        assert (reply["ok"], reply["code"], reply["errmsg"]) == (0.0, 498870, message)
+    assert raw_command(server.port, {"ping": 1, "apiVersion": "1", "$db": "t"})["ok"] == 1.0
+    reply = raw_command(server.port, {"setParameter": 1, "requireApiVersion": False, "apiVersion": "1",
+                                      "$db": "admin"})
+    assert reply["ok"] == 1.0 and reply["was"] is True
+    assert raw_command(server.port, {"ping": 1, "$db": "t"})["ok"] == 1.0
+    plain = start_server()
+    reply = raw_command(plain.port, {"getParameter": 1, "requireApiVersion": 1, "$db": "admin"})
+    assert reply["ok"] == 0.0  # (test-only: unknown without test commands)
+
+
+def test_require_api_version_is_a_start_up_parameter():
+    from tidemark.params import ServerParams
+
+    params = ServerParams()
+    params.set_at_startup("enableTestCommands=1")
+    params.set_at_startup("requireApiVersion=true")
+    assert params["requireApiVersion"] is True
