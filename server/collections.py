@@ -155,6 +155,24 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
     return flt, sort
 
 
+def hoist_match(pipeline: list[dict]) -> list[dict]:
+    """mongod's pushMatchBefore (Pipeline::optimizePipeline) past the leading $sort stages, so that the
+    plan can use the $match: ``[$sort..., $match, rest]`` runs as ``[$match, $sort..., rest]`` (the
+    same documents; explain shows that order too). Not for a $match with $text or a geo operator
+    (where such a stage stands is checked as written) nor a $sort by anything but directions."""
+    i = 0
+    while i < len(pipeline) and isinstance(pipeline[i], dict) and len(pipeline[i]) == 1 and "$sort" in pipeline[i] \
+            and isinstance(pipeline[i]["$sort"], dict) and all(is_number(v) for v in pipeline[i]["$sort"].values()):
+        i += 1
+    if i == 0 or i == len(pipeline):
+        return pipeline
+    stage = pipeline[i]
+    if not (isinstance(stage, dict) and len(stage) == 1 and isinstance(stage.get("$match"), dict)) \
+            or plan_special_mod.mentions_special(stage["$match"]):
+        return pipeline
+    return [stage, *pipeline[:i], *pipeline[i + 1:]]
+
+
 def run_pipeline(pipeline, source, pctx):
     return pipeline_mod.run_pipeline(pipeline, source, pctx)
 
@@ -325,6 +343,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         source = interrupt.checked(source)
         full = full[1:]
     else:
+        full = hoist_match(full)
         flt, sort = leading_match_and_sort(full)
         # A find's $near/$nearSphere on a view with no stages of its own runs as on the collection
         # (mongod turns it into a $geoNear); in an aggregate's $match it stays 5626500.
@@ -338,7 +357,9 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         server.index_usage.record(info, plan_index_names(plan))
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
-            # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work)
+            # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work),
+            # once the positions it holds are checked
+            pipeline_mod.check_text_first(full)
             idx = 1 if flt is not None else 0
             full = full[:idx] + full[idx + 1:]
             if meta is not None:  # a {$meta: "sortKey"} later on: the scan notes the key the stage would have

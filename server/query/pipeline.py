@@ -162,6 +162,22 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
         return _parse_stages(pipeline, ctx)
 
 
+TEXT_NOT_FIRST = "$match with $text is only allowed as the first pipeline stage"
+
+
+def is_text_match(spec: Any) -> bool:
+    """Whether a $match's filter is a $text query, which only the first stage may hold (17313)."""
+    return isinstance(spec, dict) and "$text" in spec
+
+
+def check_text_first(pipeline: list) -> None:
+    """17313 for a $text $match past the first stage, as the parse of ``pipeline`` would: for a read
+    that drops a stage an index answers before the rest is parsed."""
+    for spec in pipeline[1:]:
+        if isinstance(spec, dict) and len(spec) == 1 and "$match" in spec and is_text_match(spec["$match"]):
+            raise MongoError(17313, TEXT_NOT_FIRST)
+
+
 def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     stages: list[Stage] = []
     n = len(pipeline)
@@ -185,8 +201,8 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
-        if name == "$match" and isinstance(arg, dict) and "$text" in arg and (i or ctx.in_facet or ctx.in_lookup):
-            raise MongoError(17313, "$match with $text is only allowed as the first pipeline stage")
+        if name == "$match" and (i or ctx.in_facet or ctx.in_lookup) and is_text_match(arg):
+            raise MongoError(17313, TEXT_NOT_FIRST)
         if name == "$match" and isinstance(arg, dict) and has_near(arg):
             raise MongoError(5626500, NEAR_NOT_ALLOWED)
         if name == "$geoNear" and (i or ctx.in_facet or ctx.in_lookup):
