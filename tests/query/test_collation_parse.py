@@ -50,7 +50,7 @@ def code_of(spec) -> int:
     ({"locale": "", "caseLevel": None}, TYPE_MISMATCH),
     ({"locale": "en", "backwards": None}, TYPE_MISMATCH),
     ({"locale": "xx"}, BAD_VALUE),
-    ({"locale": "en", "version": "unknownVersion"}, 250),
+    ({"locale": "en", "version": "unknownVersion"}, 161),  # IncompatibleCollationVersion (error_codes.yml)
 ])
 def test_collation_errors_follow_mongods_parse_order(spec, code):
     assert code_of(spec) == code
