@@ -373,7 +373,7 @@ def _deliver(done: asyncio.Future[Any], ok: bool, value: Any) -> None:
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "facts", "paused")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "_facts", "paused")
 
     def __init__(
         self,
@@ -398,8 +398,8 @@ class CommandContext:
             op = Operation(0, conn, command_name, {}, db, deadline)
         self.op = op
         # How a read found its documents (tidemark.profiler.ReadFacts), left by find/aggregate/getMore
-        # for the profiler and the slow-query log.
-        self.facts: Any = None
+        # for the profiler and the slow-query log (and currentOp, through the operation: ``facts``).
+        self._facts: Any = None
         # Seconds the command waited by design (an awaitable hello): not latency, as mongod pauses
         # the operation's timer (no slow-query line, no latency statistics).
         self.paused = 0.0
@@ -456,6 +456,16 @@ class CommandContext:
                     accesses.clear()  # the pool's run counts them
             self.check_deadline()  # (past maxTimeMS already: 50 now, as the pool's first check would)
         return await run_in_pool(server, self.op, scheduler.measured, kind, seconds, fn, *args)
+
+    @property
+    def facts(self) -> Any:
+        return self._facts
+
+    @facts.setter
+    def facts(self, value: Any) -> None:
+        """Set once the read is planned: the running operation reports its planSummary from them."""
+        self._facts = value
+        self.op.facts = value
 
     async def run_heavy(self, fn: Callable[..., T], *args: Any, offload_bytes: int = LARGE_REQUEST_BYTES) -> T:
         """``fn(*args)`` — parsing or decoding the request's own content — inline for an ordinary

@@ -55,7 +55,7 @@ class Operation:
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started",
                  "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
-                 "global_lock", "time_out_now")
+                 "global_lock", "time_out_now", "facts")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
                  deadline: float | None):
@@ -72,6 +72,7 @@ class Operation:
         # Set while the operation sleeps (an awaitData getMore): called by kill() so that it stops
         # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
         self.waker: Any = None
+        self.facts: Any = None  # the read's ReadFacts once planned (its command context sets them)
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
         # The scheduler's job while the operation waits for a run token (tidemark.scheduler), else None.
         self.parked: Any = None
@@ -159,6 +160,10 @@ class Operation:
             "redacted": redacted,
             "command": command_report(command) if truncate else _shown_command(command),
         })
+        facts = self.facts if self.facts is not None else getattr(self.cursor, "facts", None)
+        summary = facts.plan_summary() if facts is not None else None
+        if summary:  # (mongod's CurOp::reportState, once a plan is chosen)
+            entry["planSummary"] = summary
         if self.cursor is not None:
             entry["cursor"] = self.cursor.describe()
         entry.update({

@@ -98,12 +98,18 @@ def test_sleep_waits_once_per_call_and_is_stopped_by_max_time_ms(coll):
     assert e.value.code == 139 and "sleep takes a single numeric argument" in str(e.value)
 
 
-def test_an_infinite_loop_is_stopped_by_kill_op(coll, client):
+@pytest.mark.parametrize("command", ["find", "count"])
+def test_an_infinite_loop_is_stopped_by_kill_op(coll, client, command):
+    """The running operation shows its plan in currentOp once planned (count_plan_summary.js: mongod's
+    CurOp::reportState; Tidemark showed it only in the profiler), and killOp stops it."""
     errors: list[BaseException] = []
 
     def runaway():
         try:
-            list(coll.find({"$where": LOOP, "_killme": {"$exists": False}}))
+            if command == "find":
+                list(coll.find({"$where": LOOP, "_killme": {"$exists": False}}))
+            else:
+                coll.database.command("count", coll.name, query={"$where": LOOP, "_killme": {"$exists": False}})
         except BaseException as exc:  # noqa: BLE001 - asserted below
             errors.append(exc)
 
@@ -113,10 +119,11 @@ def test_an_infinite_loop_is_stopped_by_kill_op(coll, client):
     opid = None
     while opid is None and time.monotonic() < deadline:
         for op in client.admin.command({"currentOp": 1})["inprog"]:
-            if "_killme" in str(op.get("command", {})):
+            if "_killme" in str(op.get("command", {})) and op.get("planSummary"):
                 opid = op["opid"]
+                assert op["planSummary"] == "COLLSCAN", op
         time.sleep(0.05)
-    assert opid is not None, "the runaway $where never showed in currentOp"
+    assert opid is not None, "the runaway $where never showed in currentOp with its plan"
     client.admin.command("killOp", op=opid)
     thread.join(30)
     assert not thread.is_alive()
