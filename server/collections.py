@@ -304,7 +304,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
     if resolved.ts_view is not None:
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
-        full = special_reads.timeseries_special(resolved.pipeline + list(pipeline), variables)
+        full = special_reads.timeseries_special(resolved.pipeline + hoist_match(list(pipeline)), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
                                                       collation=coll, buckets_info=resolved.buckets_info,

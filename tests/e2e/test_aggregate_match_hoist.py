@@ -79,3 +79,21 @@ def test_match_after_sort_family(db, docs, first, op, value, then, limit, indexe
         stats = db.command({"explain": {"aggregate": "c", "pipeline": pipeline, "cursor": {}},
                             "verbosity": "executionStats"})["executionStats"]
         assert stats["totalDocsExamined"] == len(expected), pipeline
+
+
+def test_time_series_match_after_sort_uses_the_bucket_index(db):
+    """On a time-series collection too (timeseries_index_use.js's sort-then-match shapes): the $match on the
+    meta field leads, the buckets come from the meta/time index in time order and the sort is bounded;
+    it unpacked every bucket and sorted all measurements before."""
+    import datetime as dt
+
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    base = dt.datetime(2024, 1, 1)
+    db.c.insert_many([{"t": base + dt.timedelta(minutes=i), "m": f"s{i % 10}", "v": i} for i in range(2000)])
+    pipeline = [{"$sort": {"t": 1}}, {"$match": {"m": "s3"}}, {"$limit": 3}]
+    assert [d["v"] for d in db.c.aggregate(pipeline)] == [3, 13, 23]
+    explained = db.command({"explain": {"aggregate": "c", "pipeline": pipeline, "cursor": {}},
+                            "verbosity": "executionStats"})
+    names = [next(iter(stage)) for stage in explained["stages"]]
+    assert names.count("$_internalBoundedSort") == 1 and "$sort" not in names, names
+    assert "IXSCAN" in str(explained["stages"][0]["$cursor"]["queryPlanner"]["winningPlan"])
