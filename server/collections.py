@@ -407,10 +407,19 @@ def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: 
                 todo.extend(namespace.involved_namespaces(target.pipeline))
 
 
+_INTERNAL_DBS = frozenset({"admin", "config", "local"})
+
+
 def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec: Any) -> None:
     """$out/$merge (and mapReduce's out) may not write into a view (166); time-series targets get the TS
     layer's refusal; ``$out``/``$merge`` (mapReduce's output too) into any other ``system.`` collection
-    (system.profile...) is refused as mongod's stage parsers do (17385 / 31319)."""
+    (system.profile...) is refused as mongod's stage parsers do (17385 / 31319), and so is ``$out``/``$merge``
+    into the internal databases admin, config and local (31321 / 31320), before the target is looked up."""
+    if db in _INTERNAL_DBS:  # (NamespaceString::isOnInternalDb)
+        if stage == "$out":
+            raise MongoError(31321, f"Can't $out to internal database: {db}")
+        if stage == "$merge":
+            raise MongoError(31320, f"Cannot $merge to internal database: {db}")
     with server.engine.read() as r:
         ts_admin.check_write_stage_target(r, db, coll, stage, spec)
         if C.get_view(r, db, coll) is not None:

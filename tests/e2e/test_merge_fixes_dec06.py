@@ -360,3 +360,22 @@ def test_numeric_key_patterns_of_any_number_type(src):
         db.command({"createIndexes": "num", "indexes": [{"key": {"a": value}, "name": "a", "unique": True}]})
         list(db.source.aggregate([{"$project": {"_id": 0}}, _merge("num", "replace", on="a")]))
         assert _all(db.num, {"_id": 0}) == bag([{"a": 0}, {"a": 1}], unordered)
+
+
+# -- no_output_to_system.js: the internal databases ------------------------------------------------------
+
+@pytest.mark.parametrize("target_db", ["admin", "config", "local"])
+@pytest.mark.parametrize("stage", ["$out", "$merge"])
+def test_no_output_into_an_internal_database(client, db, target_db, stage):
+    """$out / $merge into admin, config or local is refused before anything runs (31321 / 31320,
+    NamespaceString::isOnInternalDb); Tidemark wrote the documents (admin.users, config.output)."""
+    db.c.insert_one({"_id": 1})
+    spec = {"db": target_db, "coll": "out_target"}
+    if stage == "$merge":
+        spec = {"into": spec}
+    with pytest.raises(OperationFailure) as info:
+        list(db.c.aggregate([{stage: spec}]))
+    code, verb = (31321, "Can't $out") if stage == "$out" else (31320, "Cannot $merge")
+    assert info.value.code == code
+    assert info.value.details["errmsg"] == f"{verb} to internal database: {target_db}"
+    assert "out_target" not in client[target_db].list_collection_names()
