@@ -23,9 +23,11 @@ for any client write):
   on create, is missing on drop, an index is missing ...) count as success.
 
 ``ui`` on a CRUD entry must name the collection of ``ns`` (3318200 otherwise). Replies are mongod's:
-``{applied, results: [bool...]}``; a CRUD entry that fails is ``false`` and the command ends
-``UnknownError`` (8) "applyOps had one or more errors applying ops" after the rest ran; a malformed
-entry or failing command stops at once with its own code, ``applied`` counting it. Authorization
+``{applied, results: [bool...]}``; a CRUD entry that finds nothing to update (or a UUID of another
+collection) is ``false`` and the command ends ``UnknownError`` (8) "applyOps had one or more errors
+applying ops" after the rest ran; a malformed entry, a failing command or a write the storage refuses
+(a duplicate key: apply_ops_dups.js) stops at once with its own code, ``applied`` counting it.
+``preCondition`` is 6711600 (removed in 6.2). Authorization
 (``applyOps`` on the cluster, ``useUUID``/``forceUUID`` for UUIDs, each entry's own actions) is the
 rule in :mod:`tidemark.auth.oplog_rules`. Bucket documents in the MongoDB 7.0 compressed form are
 stored decoded, as by an insert into ``system.buckets.*``.
@@ -174,6 +176,8 @@ async def apply_ops(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         raise MongoError(31056, "applyOps command can't have 'partialTxn' field.")
     if cmd.get("count") is not None:
         raise MongoError(31240, "applyOps command can't have 'count' field.")
+    if "preCondition" in cmd:  # (removed in 6.2)
+        raise MongoError(6711600, "applyOps command no longer supports the 'preCondition' option")
     mode = cmd.get("oplogApplicationMode")
     if mode is not None and mode not in ("ApplyOps", "Initial Sync", "Unstable Recovery", "Stable Recovery",
                                          "Secondary"):
@@ -260,9 +264,11 @@ async def _crud(ctx: CommandContext, op: dict, always_upsert: bool, bypass: bool
 
 
 def _check_write(reply: dict) -> None:
+    """A write the storage refused (a duplicate key, a validator...) is an exception in mongod's
+    applyOperation: the batch stops there with its code, the entry counted in ``applied``."""
     errors = reply.get("writeErrors")
     if errors:
-        raise _Failed(MongoError(errors[0]["code"], errors[0]["errmsg"]))
+        raise MongoError(errors[0]["code"], errors[0]["errmsg"])
 
 
 def _stored(coll: str, doc: dict) -> dict:

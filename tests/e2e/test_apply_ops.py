@@ -203,3 +203,28 @@ def test_apply_ops_under_auth(auth_server, root_client):
     finally:
         root_client[name].command("dropAllUsersFromDatabase")
         root_client.drop_database(name)
+
+
+def test_a_duplicate_key_stops_the_batch_with_its_code(db):
+    """apply_ops_dups.js: a write the storage refuses is an exception in mongod's applyOperation, so the
+    batch stops there with the write's own code (11000), the entry counted in ``applied``; it was an
+    UnknownError after the rest of the batch had run."""
+    ns = f"{db.name}.c"
+    db.c.insert_one({"_id": 0, "x": 1})
+    db.c.create_index("x", unique=True)
+    details = failure(db, [{"op": "i", "ns": ns, "o": {"_id": 1, "x": 0}}, {"op": "i", "ns": ns, "o": {"_id": 2, "x": 1}},
+                           {"op": "i", "ns": ns, "o": {"_id": 3, "x": 5}}])
+    assert details["code"] == 11000 and details["codeName"] == "DuplicateKey"
+    assert details["errmsg"].startswith("E11000 duplicate key error")
+    assert details["applied"] == 2 and details["results"] == [True, False]
+    assert sorted(d["_id"] for d in db.c.find()) == [0, 1]
+
+
+def test_pre_condition_is_refused(db):
+    """Removed in 6.2 (apply_ops1.js): 6711600 and nothing applied, even an empty one."""
+    ns = f"{db.name}.c"
+    for pre in ([{"ns": ns, "q": {"_id": 5}, "res": {"x": 19}}], []):
+        details = failure(db, [{"op": "i", "ns": ns, "o": {"_id": 1}}], preCondition=pre)
+        assert details["code"] == 6711600
+        assert details["errmsg"] == "applyOps command no longer supports the 'preCondition' option"
+    assert db.c.count_documents({}) == 0

@@ -1409,15 +1409,18 @@ def test_enum_and_unique_items_ignore_field_order(db, doc, perm):
 
 
 def test_json_schema_in_apply_ops_precondition(db, client):
-    # 7.0's applyOps takes a replacement or a $v:2 diff as an update's 'o' (the jstest's {$set} is older)
+    """The jstest's applyOps preCondition holding a $jsonSchema: since 6.2 mongod refuses preCondition
+    itself (6711600, apply_ops1.js) and applies nothing, whatever it holds."""
     db.c.insert_one({"_id": 0, "a": True})
-    res = client.admin.command("applyOps", [{"op": "u", "ns": f"{db.name}.c", "o2": {"_id": 0},
-                                             "o": {"_id": 0, "a": False}}],
-                               preCondition=[{"ns": f"{db.name}.c",
-                                              "q": {"$jsonSchema": {"properties": {"a": {"type": "boolean"}}}},
-                                              "res": {"a": True}}])
-    assert res["applied"] == 1
-    assert db.c.find_one()["a"] is False
+    with pytest.raises(OperationFailure) as info:
+        client.admin.command("applyOps", [{"op": "u", "ns": f"{db.name}.c", "o2": {"_id": 0},
+                                           "o": {"_id": 0, "a": False}}],
+                             preCondition=[{"ns": f"{db.name}.c",
+                                            "q": {"$jsonSchema": {"properties": {"a": {"type": "boolean"}}}},
+                                            "res": {"a": True}}])
+    assert info.value.code == 6711600
+    assert info.value.details["errmsg"] == "applyOps command no longer supports the 'preCondition' option"
+    assert db.c.find_one()["a"] is True
 
 
 @pytest.mark.parametrize("validator", [{"a": {"$exists": True}}, {"$jsonSchema": {"required": ["a"]}}])
