@@ -52,7 +52,7 @@ from tidemark.query.match_ast import (
 from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING, bson_type_name, is_number
+from tidemark.query.values import DBREF_FIELDS, MISSING, bson_type_name, is_number
 
 __all__ = ["compile_projection", "projection_is_inclusion", "PROJECTION_OPERATORS"]
 
@@ -94,13 +94,21 @@ def _flatten(spec: Mapping, prefix: str = "") -> list[tuple[str, Any]]:
                 raise MongoError(
                     51270, f"An empty sub-projection is not a valid value. Found empty object at path {path}"
                 )
-            if next(iter(value)).startswith("$"):
+            if is_expression_object(value):
                 out.append((path, value))
             else:
                 out.extend(_flatten(value, path + "."))
         else:
             out.append((path, value))
     return out
+
+
+def is_expression_object(value: Mapping) -> bool:
+    """Whether a projection's (non-empty) object value is an expression or find operator rather than a
+    sub-projection: its first field is $-prefixed, but not one of a DBRef's own fields ($ref, $id, $db:
+    FieldPath allows them, so ``{link: {$ref: 0}}`` projects ``link.$ref``: aggregation/exec/dbref.js)."""
+    first = next(iter(value))
+    return first.startswith("$") and first not in DBREF_FIELDS
 
 
 def _check_field_path(key: str) -> None:

@@ -33,7 +33,7 @@ from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
 from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.pipeline import PipelineContext, Stage
-from tidemark.query.project import EXPRESSION_NAMES, compile_projection
+from tidemark.query.project import EXPRESSION_NAMES, compile_projection, is_expression_object
 from tidemark.query.sort import parse_sort as parse_sort_spec
 from tidemark.query.sort import sort_documents
 from tidemark.query.stage_group import parse_group
@@ -82,7 +82,7 @@ def _refuse_positional(spec: dict) -> None:
     for key, value in spec.items():
         if key == "$" or key.endswith(".$") or ".$." in key:
             raise MongoError(31324, "Cannot use positional projection in aggregation projection")
-        if isinstance(value, dict) and not next(iter(value), "$").startswith("$"):
+        if isinstance(value, dict) and value and not is_expression_object(value):
             _refuse_positional(value)
 
 
@@ -103,7 +103,7 @@ def _projection_expressions(spec: dict, out: list | None = None) -> list:
     for name, value in spec.items():
         field_path(name)
         if isinstance(value, dict) and value:
-            if next(iter(value)).startswith("$"):
+            if is_expression_object(value):
                 out.append(value)
             else:
                 _projection_expressions(value, out)
