@@ -147,6 +147,12 @@ class ServerState:
     started_at: float = field(default_factory=time.time)
     started_monotonic: float = field(default_factory=time.monotonic)
     opcounters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPCOUNTER_NAMES, 0))
+    # serverStatus metrics.commands: command name -> [total, failed] (ok: 0 replies); "<UNKNOWN>" counts
+    # the names of no command; update / findAndModify also count statements with an aggregation
+    # pipeline or arrayFilters (mongod's UpdateMetrics)
+    command_counts: dict[str, list[int]] = field(default_factory=dict)
+    update_shapes: dict[str, dict[str, int]] = field(default_factory=lambda: {
+        name: {"arrayFilters": 0, "pipeline": 0} for name in ("update", "findAndModify")})
     connections_current: int = 0
     connections_total: int = 0
     connections_active: int = 0

@@ -271,6 +271,12 @@ class Dispatcher:
             facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)
+        counts = server.command_counts.get(spec.name if spec is not None else "<UNKNOWN>")
+        if counts is None:
+            counts = server.command_counts[spec.name if spec is not None else "<UNKNOWN>"] = [0, 0]
+        counts[0] += 1
+        if reply.get("ok") != 1.0:
+            counts[1] += 1
         if spec is not None and spec.name in _WRITE_REPLIES and reply.get("ok") == 1.0 and unacknowledged(cmd):
             return dict(_WRITE_REPLIES[spec.name])  # (a copy: the caller may add to it)
         return reply

@@ -218,7 +218,8 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}
                         for kind, h in state.top.op_latencies().items()},
         "mem": _memory(state, memory),
-        "metrics": {"cursor": state.cursors.metrics(),
+        "metrics": {"commands": _command_metrics(state),
+                    "cursor": state.cursors.metrics(),
                     "ttl": {name: Int64(n) for name, n in ttl.metrics().items()}},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }
@@ -229,6 +230,26 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         if key in sections and not value and key not in ("host", "version", "process", "pid"):
             del sections[key]
     return sections
+
+
+def _command_metrics(state: Any) -> dict[str, Any]:
+    """serverStatus metrics.commands as mongod's command metrics tree: every command (the table's names,
+    aliases apart) with ``failed`` and ``total``, update and findAndModify with their ``arrayFilters``
+    and ``pipeline`` statements too, and ``<UNKNOWN>`` for names of no command; sorted by name."""
+    names = {spec.name for spec in (state.commands or {}).values()}
+    out: dict[str, Any] = {}
+    unknown = state.command_counts.get("<UNKNOWN>")
+    if unknown is not None:
+        out["<UNKNOWN>"] = Int64(unknown[0])
+    for name in sorted(names):
+        total, failed = state.command_counts.get(name, (0, 0))
+        entry = {"failed": Int64(failed), "total": Int64(total)}
+        shapes = state.update_shapes.get(name)
+        if shapes is not None:
+            entry = {"arrayFilters": Int64(shapes["arrayFilters"]), "failed": entry["failed"],
+                     "pipeline": Int64(shapes["pipeline"]), "total": entry["total"]}
+        out[name] = entry
+    return out
 
 
 async def log_rotate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

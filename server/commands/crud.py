@@ -121,6 +121,16 @@ def _count_op(ctx: CommandContext, name: str, n: int) -> None:
     counters[name] = counters.get(name, 0) + n
 
 
+def _count_update_shape(ctx: CommandContext, command: str, statement: dict) -> None:
+    """serverStatus metrics.commands.<update|findAndModify>: a statement with an aggregation pipeline as its
+    update, one with arrayFilters (mongod's UpdateMetrics, per statement of a parsed command)."""
+    shapes = ctx.server.update_shapes[command]
+    if isinstance(statement.get("u" if command == "update" else "update"), list):
+        shapes["pipeline"] += 1
+    if statement.get("arrayFilters") is not None:
+        shapes["arrayFilters"] += 1
+
+
 def _storage_error(info, e: StorageError, doc: dict) -> MongoError:
     if isinstance(e, DuplicateKey):
         return C.duplicate_key_error(info, e.index_name, doc, e.key)
@@ -477,6 +487,8 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
     _check_write_namespace(ctx.db, name)
     raw_statements = await ctx.run_heavy(write_statements.update_statements, cmd)  # parse, then dispatch
     _count_op(ctx, "update", len(raw_statements))
+    for statement in raw_statements:
+        _count_update_shape(ctx, "update", statement)
     try:
         # three point gets: cheaper inline than a hop to the thread pool
         resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "update"))
@@ -673,6 +685,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
     write_statements.check_find_and_modify(cmd, command)  # parse, then dispatch
+    _count_update_shape(ctx, "findAndModify", cmd)
     _check_write_namespace(ctx.db, name)
     query = C.doc_arg(cmd, "query", command) or {}
     sort_spec = C.doc_arg(cmd, "sort", command) or None
