@@ -308,9 +308,11 @@ def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
     if top_level_dollar or _STORAGE_RULES.pipeline_update:
         return
     for k in doc:
-        if type(k) is str and k.startswith("$"):
+        if type(k) is str and k.startswith("$"):  # (storage_validation's scanDocument, whatever made the field)
             raise MongoError(ErrorCode.DollarPrefixedFieldName,
-                             f"Document can't have $ prefixed field names: {k}")
+                             f"The dollar ($) prefixed field '{k}' in '{k}' is not allowed in the context of an "
+                             "update's replacement document. Consider using an aggregation pipeline with "
+                             "$replaceWith.")
 
 
 # mongod's answer for a document over 16 MiB, by the write storing it: an insert's is fixDocumentForInsert's,
