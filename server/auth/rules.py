@@ -508,6 +508,7 @@ RULES: dict[str, Rule | None] = {
     "currentOp": _current_op,
     "killOp": _kill_op, "top": on_cluster("top"), "profile": on_database("enableProfiler"),
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
+    "waitForFailPoint": authenticated,  # a test command: no privilege either
     "sleep": authenticated,  # a test command: no privilege (CmdSleep::addRequiredPrivileges adds none)
     "testVersion2": authenticated,  # test commands of the versioned API: no privilege
     "testDeprecationInVersion2": authenticated, "testDeprecation": authenticated,

@@ -12,7 +12,7 @@ runs: commands/api_version.py). ``refreshLogicalSessionCacheNow``: flush the ses
 ``config.system.sessions`` now (server/session_cache.py): every live session's record upserted (its
 ``lastUse`` never moved back), the records of sessions ended since the last flush removed; the
 collection is created with mongod's TTL index ``lsidTTLIndex`` when missing. What ``$listSessions``
-lists (server/query/stage_list_sessions.py). ``sleep``: mongod's test command, ``{sleep: 1, secs |
+lists (server/query/stage_list_sessions.py). ``waitForFailPoint``: until a fail point has been entered so many times in all. ``sleep``: mongod's test command, ``{sleep: 1, secs |
 seconds, millis, lock | w}`` (10 s when no time is given), interruptible by killOp and maxTimeMS; its
 global lock in shared or exclusive mode (``lock: "r"`` or ``"w"``, or no ``lock``) is the fsync lock's
 hold, which makes writes wait (Tidemark has no lock that would hold reads back too); the intent modes
@@ -48,6 +48,30 @@ async def configure_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict
     log.info("COMMAND", 23829, "Set failpoint", ctx=f"conn{ctx.conn.id}", failPointName=name,
              obj={k: v for k, v in cmd.items() if k in ("mode", "data")})
     return {"count": entered}
+
+
+async def wait_for_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """``{waitForFailPoint: name, timesEntered: n}``: until the fail point has been entered ``n`` times in
+    all (configureFailPoint answers the count so far), interruptible by maxTimeMS and killOp, as
+    mongod's FailPoint::waitForTimesEntered."""
+    name = cmd["waitForFailPoint"]
+    if type(name) is not str:
+        raise MongoError(ErrorCode.TypeMismatch, f"BSON field 'waitForFailPoint.waitForFailPoint' is the wrong type "
+                                                 f"'{type_name(name)}', expected type 'string'")
+    if "timesEntered" not in cmd:
+        raise MongoError(ErrorCode.IDLFailedToParse,
+                         "BSON field 'waitForFailPoint.timesEntered' is missing but a required field")
+    target = cmd["timesEntered"]
+    if isinstance(target, bool) or not is_number(target):
+        raise MongoError(ErrorCode.TypeMismatch, "BSON field 'waitForFailPoint.timesEntered' is the wrong type "
+                                                 f"'{type_name(target)}', expected type 'long'")
+    point = ctx.server.failpoints.points.get(name)
+    if point is None:
+        raise MongoError(ErrorCode.FailPointSetFailed, f"{name} not found")
+    wanted = int(float(target.to_decimal()) if isinstance(target, Decimal128) else target)
+    while point.entered < wanted:
+        await ctx.op.sleep(0.01)  # (the fail point is entered on the event loop: a short poll suffices)
+    return {}
 
 
 async def test_api_version_command(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -159,6 +183,8 @@ COMMANDS = [
     CommandSpec("refreshLogicalSessionCacheNow", refresh_logical_session_cache_now,
                 help="force the logical session cache to refresh. Test command only.", test_only=True),
     CommandSpec("configureFailPoint", configure_fail_point, help="modifies the settings of a fail point",
+                admin_only=True, test_only=True),
+    CommandSpec("waitForFailPoint", wait_for_fail_point, help="wait for a fail point to be entered a number of times",
                 admin_only=True, test_only=True),
     CommandSpec("sleep", sleep, help="internal testing command. Run a no-op command for an arbitrary amount of time.",
                 admin_only=True, test_only=True),

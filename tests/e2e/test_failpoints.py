@@ -356,3 +356,35 @@ def test_require_api_version_is_a_start_up_parameter():
     params.set_at_startup("enableTestCommands=1")
     params.set_at_startup("requireApiVersion=true")
     assert params["requireApiVersion"] is True
+
+
+@pytest.mark.slow
+@pytest.mark.commands("waitForFailPoint")
+def test_wait_for_fail_point(testing):
+    """mongod's test command waitForFailPoint (drivers' runners use it; it answered 59): it returns once
+    the fail point has been entered timesEntered times in all, and maxTimeMS bounds the wait."""
+    server, client = testing
+    admin = client.admin
+    count = _arm(client, "alwaysOn", failCommands=["find"], errorCode=2)["count"]
+    done: dict = {}
+
+    def waiter():
+        done["reply"] = admin.command({"waitForFailPoint": "failCommand", "timesEntered": count + 2,
+                                       "maxTimeMS": 30_000})
+        done["at"] = time.monotonic()
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    for _ in range(2):
+        time.sleep(0.2)
+        assert "reply" not in done  # (not yet entered enough times)
+        with pytest.raises(OperationFailure):
+            client.t.c.find_one()
+    thread.join(30)
+    assert done["reply"] == {"ok": 1.0}
+    with pytest.raises(ExecutionTimeout):
+        admin.command({"waitForFailPoint": "failCommand", "timesEntered": count + 100, "maxTimeMS": 100})
+    with pytest.raises(OperationFailure) as e:
+        admin.command({"waitForFailPoint": "noSuchFailPoint", "timesEntered": 1, "maxTimeMS": 100})
+    assert e.value.code == 266
+    _arm(client, "off")
