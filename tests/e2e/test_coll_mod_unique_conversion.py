@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from bson import Int64
+from harness.jstests import command_fails
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import DuplicateKeyError, OperationFailure
@@ -24,12 +25,10 @@ def coll_mod(db, name, index, **options):
 
 
 def fails(db, cmd, code, message=None):
-    with pytest.raises(OperationFailure) as info:
-        db.command(cmd)
-    assert info.value.code == code, info.value.details
-    if message is not None:
-        assert info.value.details["errmsg"] == message
-    return info.value.details
+    """The command's error details (harness.jstests.command_fails), its message checked when given."""
+    details = command_fails(db, cmd, code).details
+    assert message is None or details["errmsg"] == message
+    return details
 
 
 def unique_indexes(coll, key):
