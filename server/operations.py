@@ -72,7 +72,7 @@ class Operation:
         # Set while the operation sleeps (an awaitData getMore): called by kill() so that it stops
         # waiting and reaches its check at once. Event-loop thread only, like kill() itself.
         self.waker: Any = None
-        self.facts: Any = None  # the read's ReadFacts once planned (its command context sets them)
+        self.facts: Any = None  # the read's ReadFacts once planned, a write's list of them (its command context sets them)
         self.cursor: Any = None  # the cursors.Cursor a getMore works on (currentOp's "cursor")
         # The scheduler's job while the operation waits for a run token (tidemark.scheduler), else None.
         self.parked: Any = None
@@ -161,6 +161,8 @@ class Operation:
             "command": command_report(command) if truncate else _shown_command(command),
         })
         facts = self.facts if self.facts is not None else getattr(self.cursor, "facts", None)
+        if type(facts) is list:  # a write's, one per statement run so far: the statement running
+            facts = facts[-1] if facts else None
         summary = facts.plan_summary() if facts is not None else None
         if summary:  # (mongod's CurOp::reportState, once a plan is chosen)
             entry["planSummary"] = summary

@@ -68,6 +68,8 @@ def test_a_200000_document_update_many_lets_other_writes_through_and_killop_stop
     while _running(client, "big-update")["numYields"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _running(client, "big-update")["numYields"] > 0  # slices: the writer thread is let go
+    # the running statement's plan (a write's facts are one per statement: currentOp once failed on them)
+    assert _running(client, "big-update")["planSummary"] == "COLLSCAN"
 
     started = time.monotonic()
     other.t_sliced_writes_other.c.insert_one({"concurrent": 1})  # acknowledged = committed + fsynced
