@@ -122,7 +122,7 @@ def _validate_db(cmd: dict[str, Any]) -> str:
             ErrorCode.TypeMismatch,
             f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
         )
-    check_db_name(db)
+    check_db_name(db, dollar=True)
     return db
 
 

@@ -180,7 +180,7 @@ def _valid_namespace(db: str, collection: str) -> bool:
     """Whether mongod could have locked ``db.collection``: a command on an invalid name is refused
     before it touches the namespace, so the name gets no usage (checked once per name)."""
     try:
-        check_db_name(db)
+        check_db_name(db, dollar=True)
         check_collection_name(db, collection)
     except MongoError:
         return False

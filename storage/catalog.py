@@ -7,6 +7,7 @@ Schema: the ``_catalog`` sub-database maps ``ns`` (UTF-8) to one BSON document
 
 Invariants:
 - A database exists exactly when it holds at least one collection (as in mongod).
+- No collection is created in a database whose name has a ``$`` (``check_creatable``).
 - Idents are allocated from a counter in ``_meta`` and never reused, so a sub-database name
   ("r:<ident>" for records, "i:<ident>" for an index) always belongs to one collection/index
   incarnation; rename only rewrites the catalog key, never moves data.
@@ -45,6 +46,14 @@ def split_ns(ns: str) -> tuple[str, str]:
     if not dot or not db or not name:
         raise InvalidNamespace(f"Invalid namespace specified '{ns}': expected '<db>.<collection>'")
     return db, name
+
+
+def check_creatable(ns: str) -> None:
+    """A collection is never created in a database whose name has a ``$`` (mongod's userAllowedCreateNS:
+    a command may name ``$external``, nothing is stored there). 73 "Invalid namespace: <ns>"."""
+    db, _ = split_ns(ns)
+    if "$" in db:
+        raise InvalidNamespace(f"Invalid namespace: {ns}")
 
 
 def records_db_name(ident: str) -> bytes:

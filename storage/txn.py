@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 import lmdb
 
 from tidemark.storage import catalog, chunks, indexes, journal, records
-from tidemark.storage.catalog import ID_INDEX_NAME, CollectionInfo, index_db_name, records_db_name, split_ns
+from tidemark.storage.catalog import (
+    ID_INDEX_NAME,
+    CollectionInfo,
+    check_creatable,
+    index_db_name,
+    records_db_name,
+    split_ns,
+)
 from tidemark.storage.errors import (
     CatalogChanged,
     DuplicateKey,
@@ -218,7 +225,7 @@ class WriteTxn(ReadView):
     @_guard
     def create_collection(self, ns: str, options: dict[str, Any] | None = None, *, clustered: bool = False,
                           uuid: uuid_module.UUID | None = None) -> CollectionInfo:
-        split_ns(ns)
+        check_creatable(ns)
         if self._txn.get(ns.encode(), db=self._engine._catalog_db) is not None:
             raise NamespaceExists(ns)
         with self._atomic():

@@ -110,8 +110,9 @@ def check_fields(cmd: dict, command: str) -> None:
 def _check_write_namespace(db: str, name: str) -> None:
     """mongod's userAllowedWriteNS: a write names no system collection a client may not create
     (73 "Invalid system namespace") nor system.profile, which the profiler alone writes (73 "cannot
-    write to <ns>"), before it looks the namespace up."""
-    if name.startswith("system."):
+    write to <ns>"), nor one in a database whose name has a ``$`` (73 "Invalid namespace: <ns>"),
+    before it looks the namespace up."""
+    if name.startswith("system.") or "$" in db:
         C.check_write_name(db, name)
 
 

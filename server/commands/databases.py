@@ -87,7 +87,7 @@ async def list_databases(ctx: CommandContext, cmd: dict) -> dict:
 
 async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
-    check_db_name(db)
+    check_db_name(db, dollar=True)
     scale = int_arg(cmd, "scale", "dbStats", 1)  # a fractional scale truncates (1.5 is 1)
     if scale is None or scale < 1:
         raise MongoError(ErrorCode.BadValue, "Scale factor must be greater than zero")

@@ -506,7 +506,7 @@ def dropped_reason(uuid: Any) -> str:
 async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
     C.check_no_transaction(cmd)
     db = ctx.db
-    C.check_db_name(db)
+    C.check_db_name(db, dollar=True)
 
     def ts_views():
         with ctx.server.engine.read() as r:

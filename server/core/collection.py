@@ -43,6 +43,8 @@ from tidemark.query.index_keys import (
     key_fields,
     keyer_for,
 )
+from tidemark.storage.catalog import check_creatable
+from tidemark.storage.errors import InvalidNamespace
 
 MAX_BSON_SIZE = 16 * 1024 * 1024
 MISSING_ID = object()  # "no _id" marker for comparisons
@@ -108,8 +110,13 @@ def _shown(name: str) -> str:
 
 
 def check_create_name(db: str, name: str) -> None:
-    """Stricter rules for names a user may create."""
+    """Stricter rules for names a user may create (mongod's userAllowedCreateNS): a command may name a
+    database with ``$`` (``$external``), but no collection is ever created in one."""
     check_collection_name(db, name)
+    try:
+        check_creatable(f"{db}.{name}")
+    except InvalidNamespace as exc:  # (storage's own rule, the one every creation meets)
+        raise MongoError(ErrorCode.InvalidNamespace, exc.message) from None
     if name.startswith("system.") and name not in _ALLOWED_SYSTEM and not name.startswith(BUCKETS_PREFIX):
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid system namespace: {db}.{name}")
 
@@ -123,13 +130,15 @@ def check_write_name(db: str, name: str) -> None:
     check_create_name(db, name)
 
 
-# Characters mongod refuses in database names.
-_INVALID_DB_CHARS = frozenset('/\\. "$\x00')
+# Characters mongod refuses in database names; '$' only where a collection would be created or named
+# (its DollarInDbNameBehavior: a command's database may be ``$external``).
+_INVALID_DB_CHARS = frozenset('/\\. "\x00')
 
 
-def check_db_name(db: str) -> None:
-    """mongod's rule for a database name (every command's ``$db`` passes here: kept cheap)."""
-    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64:
+def check_db_name(db: str, *, dollar: bool = False) -> None:
+    """mongod's rule for a database name (every command's ``$db`` passes here: kept cheap).
+    ``dollar``: whether ``$`` may appear (a command's database, as mongod's dispatch allows)."""
+    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64 or (not dollar and "$" in db):
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
 
 
