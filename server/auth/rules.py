@@ -54,9 +54,14 @@ class Request:
         if not R.is_authorized(self.privileges, target, actions):
             raise Denied
 
+    @property
+    def first(self) -> Any:
+        """The command's first value, whatever alias spelled its name (``collstats``, ``datasize``...)."""
+        return next(iter(self.cmd.values()), None)
+
     def ns(self, value: Any = None) -> R.Pattern:
         """The namespace a command names by its first value (the database when that is no name)."""
-        coll = self.cmd.get(self.name) if value is None else value
+        coll = self.first if value is None else value
         if type(coll) is str and coll:
             return R.ns_target(self.db, coll)
         return R.db_target(self.db)
@@ -485,7 +490,7 @@ RULES: dict[str, Rule | None] = {
     # reads
     "count": on_collection("find"), "distinct": on_collection("find"), "find": on_collection("find"),
     "filemd5": _filemd5,
-    "dataSize": lambda req: req.require(req.full_ns(req.cmd.get("dataSize")), "find"),
+    "dataSize": lambda req: req.require(req.full_ns(req.first), "find"),
     "aggregate": _aggregate, "explain": _explain, "mapReduce": _map_reduce,
     # writes
     "insert": _insert, "update": _update, "delete": on_collection("remove"),

@@ -259,7 +259,7 @@ def _hide_index(w: Any, info: Any, target: Target, change: ts_collmod.IndexChang
 
 
 async def coll_stats(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
-    name = cmd.get("collStats")
+    name = C.collection_arg(cmd, "collStats")  # (the first field: collStats or its alias collstats)
     scale = _scale(cmd)
     return await ctx.run_blocking(coll_stats_document, ctx.server, ctx.db, name, scale, namespace)
 
