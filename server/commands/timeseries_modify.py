@@ -24,6 +24,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import match, project
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
+from tidemark.query.expressions import evaluate_let
 from tidemark.timeseries import explain_shape, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
@@ -132,7 +133,10 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
 # --------------------------------------------------------------------------------------------------
 
 
-def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes") -> tuple:
+def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes", variables: dict | None = None
+                  ) -> tuple:
+    """(plan, bucket matcher, measurement matcher, hint) of one delete statement; ``variables``: the
+    command's (its ``let`` evaluated once, and NOW), which both filters may read (``$expr``)."""
     if isinstance(statement, dict) and "limit" not in statement:
         raise MongoError(
             ErrorCode.IDLFailedToParse, "BSON field 'delete.deletes.limit' is missing but a required field"
@@ -150,8 +154,9 @@ def _parse_delete(statement: Any, target: Target, field: str = "delete.deletes")
                                  collation=_collation(statement, target, field),
                                  control_collation=_default_collation(target.info))
     coll = plan.collation
-    bucket_match = match.compile_filter(plan.bucket_filter, collation=coll) if plan.bucket_filter else None
-    measurement_match = (match.compile_filter(plan.measurement_filter, collation=coll)
+    bucket_match = (match.compile_filter(plan.bucket_filter, variables=variables, collation=coll)
+                    if plan.bucket_filter else None)
+    measurement_match = (match.compile_filter(plan.measurement_filter, variables=variables, collation=coll)
                          if plan.measurement_filter else None)
     hint = statement.get("hint") or None
     return plan, bucket_match, measurement_match, hint
@@ -259,7 +264,8 @@ async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespa
         raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
                                                   "Got 0 operations.")
     target = await resolve(ctx, cmd, "delete", namespace)
-    plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target)
+    variables = evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target, variables=variables)
     # the bucket filter as 7.0 writes it (what runs is plan.bucket_filter)
     shown = plan.shown_bucket_filter if plan.shown_bucket_filter is not None else plan.bucket_filter
     shown = explain_shape.bucket_filter(shown, uses_extended_range=scan.uses_extended_range(
@@ -303,7 +309,8 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     target = await resolve(ctx, cmd, "delete", namespace)
     # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
     ordered, _ = write_statements.check_write_flags(cmd, "delete")
-    parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target), ordered)
+    variables = evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target, variables=variables), ordered)
 
     def fn(w: Any) -> tuple[int, list]:
         n, errors = 0, []
@@ -345,7 +352,8 @@ async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None)
             ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
         )
     statement = {"q": query, "limit": 1, **({"collation": cmd["collation"]} if "collation" in cmd else {})}
-    plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field)
+    plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field,
+                                                             evaluate_let(C.doc_arg(cmd, "let", field)))
     hint = cmd.get("hint") or None  # the user's index (name or key pattern), translated per bucket index
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None

@@ -5,6 +5,10 @@ families, whether the buckets are in memory or stored:
   measurements it deletes from the regular collection — the same ``n``, the same documents left (or the
   same error code) —, with or without a metaField; ``deleteOne`` removes one measurement the filter
   matches, or none when it matches none;
+- the command's ``let`` variables reach a time-series delete's filter (``$expr`` over ``$$name``): a
+  delete or a findAndModify ``remove`` with a generated comparison of a field with a variable (alone or
+  beside a generated filter) removes what it removes from the regular collection; the time-series path
+  answered 17276 "Use of undefined variable" (found by porting jstests/core/timeseries/timeseries_delete.js);
 - meta updates (multi, operators on the metaField only): any meta filter and update leave the
   documents the regular collection is left with, and match as many."""
 
@@ -17,7 +21,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-pytestmark = pytest.mark.commands("delete", "update", "find")
+pytestmark = pytest.mark.commands("delete", "update", "find", "findAndModify")
 
 DOCUMENTS = documents(random.Random(20261205), 60)
 SETTLE = {"_id": -1}  # matches nothing; a direct write settles every bucket to storage
@@ -81,6 +85,57 @@ def test_a_delete_removes_what_it_removes_from_a_regular_collection(database, se
             gone = set(range(len(DOCUMENTS))) - ids
             assert len(gone) == expected[1], f"{name}: filter {flt!r}, stored={stored}"
             assert all(matches(database, flt, _id) for _id in gone), f"{name}: filter {flt!r} deleted {gone}"
+
+
+LET_FIELDS = ("m", "m.h", "v", "w", "s", "d", "b", "o.x", "a", "t")
+COMPARISONS = ("$eq", "$ne", "$lt", "$lte", "$gt", "$gte")
+
+
+def let_filter(rng: random.Random) -> tuple[dict, dict]:
+    """(filter, let): a field compared with a variable holding a value some document has (or one no
+    document has), alone or beside a filter of the grammar."""
+    field = rng.choice(LET_FIELDS)
+    holders = [d for d in DOCUMENTS if _get(d, field) is not _MISSING]
+    value = _get(rng.choice(holders), field) if holders and rng.random() < 0.8 else rng.choice([0, "h1", None, 2.5])
+    flt: dict = {"$expr": {rng.choice(COMPARISONS): [f"${field}", "$$v"]}}
+    if rng.random() < 0.3:
+        flt = {"$and": [flt, Grammar(rng).filter(State(dict(MEASUREMENT_FIELDS)))]}
+    return flt, {"v": value, "unused": {"$add": [1, 2]}}
+
+
+_MISSING = object()
+
+
+def _get(doc, path: str):
+    for part in path.split("."):
+        if not isinstance(doc, dict) or part not in doc:
+            return _MISSING
+        doc = doc[part]
+    return doc
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          database=None)
+@given(seed=st.integers(0, 2**32 - 1), stored=st.booleans(), many=st.booleans())
+def test_a_delete_reads_the_commands_let_variables(database, seed, stored, many):
+    flt, let = let_filter(random.Random(seed))
+    refill(database, stored)
+
+    def run(collection):
+        try:
+            if many:
+                return "ok", collection.delete_many(flt, let=let).deleted_count
+            removed = collection.find_one_and_delete(flt, let=let)
+            return "ok", removed is not None
+        except OperationFailure as exc:
+            return "error", exc.code
+
+    expected = run(database["reg"])
+    for name in ("ts", "tsnm"):
+        got = run(database[name])
+        assert got == expected, f"{name}: filter {flt!r} let {let!r}, stored={stored}: {got} vs regular {expected}"
+        if expected[0] == "ok" and many:
+            assert left(database[name]) == left(database["reg"]), f"{name}: filter {flt!r} let {let!r}"
 
 
 META_FIELDS = {"m": "any", "m.h": "str"}
