@@ -23,6 +23,7 @@ from bson.binary import Binary
 from tidemark.auth import resources as R
 from tidemark.auth.render import render_command
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy  # BSON trueValue(): a flag as the handlers read it
 
 
 def _unauthorized(message: str = "Unauthorized") -> MongoError:
@@ -109,7 +110,7 @@ def apply_ops(req: Any) -> None:
     if validity == "uuid" and not req.allowed(R.CLUSTER, "useUUID"):
         raise _unauthorized()
     always_upsert = bool(cmd["alwaysUpsert"]) if "alwaysUpsert" in cmd else True
-    bypass = ("bypassDocumentValidation",) if cmd.get("bypassDocumentValidation") is True else ()
+    bypass = ("bypassDocumentValidation",) if truthy(cmd.get("bypassDocumentValidation")) else ()
     ops = cmd.get("applyOps")
     for op in ops if isinstance(ops, list) else []:
         if isinstance(op, dict):
@@ -152,7 +153,7 @@ def _entry(req: Any, rules: Any, op: dict, always_upsert: bool, bypass: tuple) -
     if kind == "i":
         actions: tuple[str, ...] = ("insert", *bypass)
     elif kind == "u":
-        actions = ("update", *(("insert",) if always_upsert or op.get("b") is True else ()), *bypass)
+        actions = ("update", *(("insert",) if always_upsert or truthy(op.get("b")) else ()), *bypass)
     elif kind == "d":
         actions = ("remove",)
     else:
@@ -166,7 +167,7 @@ def merge_authz_collections(req: Any) -> None:
     too with ``drop``), and ``find`` on the temporary collections."""
     cmd = req.cmd
     actions = ["createUser", "createRole", "grantRole", "revokeRole"]
-    if cmd.get("drop") is True:
+    if truthy(cmd.get("drop")):
         actions += ["dropUser", "dropRole"]
     for key, what in (("tempUsersCollection", "user"), ("tempRolesCollection", "role")):
         coll = cmd.get(key)

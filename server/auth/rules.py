@@ -104,7 +104,7 @@ def authenticated(req: Request) -> None:
 
 
 def _bypass(req: Request, cmd: dict | None = None) -> tuple[str, ...]:
-    return ("bypassDocumentValidation",) if (cmd or req.cmd).get("bypassDocumentValidation") is True else ()
+    return ("bypassDocumentValidation",) if truthy((cmd or req.cmd).get("bypassDocumentValidation")) else ()
 
 
 def _insert(req: Request) -> None:
@@ -113,16 +113,16 @@ def _insert(req: Request) -> None:
 
 def _update(req: Request) -> None:
     updates = req.cmd.get("updates")
-    upsert = isinstance(updates, list) and any(isinstance(u, dict) and u.get("upsert") is True for u in updates)
+    upsert = isinstance(updates, list) and any(isinstance(u, dict) and truthy(u.get("upsert")) for u in updates)
     req.require(req.ns(), "update", *(("insert",) if upsert else ()), *_bypass(req))
 
 
 def _find_and_modify(req: Request) -> None:
     cmd = req.cmd
-    if cmd.get("remove") is True:
+    if truthy(cmd.get("remove")):
         actions: tuple[str, ...] = ("find", "remove")
     else:
-        actions = ("find", "update", *(("insert",) if cmd.get("upsert") is True else ()))
+        actions = ("find", "update", *(("insert",) if truthy(cmd.get("upsert")) else ()))
     req.require(req.ns(), *actions, *_bypass(req))
 
 
@@ -160,7 +160,7 @@ def _map_reduce(req: Request) -> None:
 
 def _create(req: Request) -> None:
     cmd, ns = req.cmd, req.ns()
-    if cmd.get("capped") is True:
+    if truthy(cmd.get("capped")):
         req.require(ns, "convertToCapped")
     if cmd.get("viewOn") is not None:
         req.require(ns, "createCollection")
@@ -189,7 +189,7 @@ def _coll_mod(req: Request) -> None:
 
 def _rename(req: Request) -> None:
     src, dst = req.full_ns(req.cmd.get("renameCollection")), req.full_ns(req.cmd.get("to"))
-    drop_target = req.cmd.get("dropTarget") is True
+    drop_target = truthy(req.cmd.get("dropTarget"))  # (a UUID names the target: true too)
     if src[0] == "ns" and dst[0] == "ns" and src[1] == dst[1]:
         same_db_ok = (
             R.is_normal_collection(src[1], src[2]) and R.is_normal_collection(dst[1], dst[2])
