@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN
 from typing import Any
 
 from bson.code import Code
+from bson.decimal128 import Decimal128
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
@@ -92,3 +94,41 @@ def field(cmd: dict, command: str, name: str, kind: type | tuple[type, ...], exp
     if not of_kind(value, kind):
         raise wrong_type(f"{command}.{name}", value, expected)
     return value
+
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def scale_arg(spec: dict | None) -> int:
+    """The ``scale`` of collStats / ``$collStats.storageStats`` as mongod's IDL reads a ``safeInt``
+    (``BSONElement::safeNumberInt``): any number, NaN as 0, a double truncated toward zero, a decimal
+    rounded half to even, out-of-range values clamped (to the long range, then the int range) — so
+    ``Number.MAX_VALUE`` is 2147483647, and every scaled size fits a long; then at least 1."""
+    scale = (spec or {}).get("scale", 1)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, Decimal128)):
+        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
+    n = safe_number_int(scale)
+    if n < 1:
+        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
+    return n
+
+
+def safe_number_long(value: int | float | Decimal128) -> int:
+    """``BSONElement::safeNumberLong`` of a number, as mongod's IDL reads a ``safeInt64`` (a pure
+    conversion: never raises): NaN is 0, a double truncated toward zero, a decimal rounded half to
+    even, values past the long range (infinities too) clamped to it."""
+    if isinstance(value, Decimal128):
+        d = value.to_decimal()
+        return 0 if d.is_nan() else _INT64_MAX if d > _INT64_MAX else _INT64_MIN if d < _INT64_MIN \
+            else int(d.to_integral_value(rounding=ROUND_HALF_EVEN))
+    if isinstance(value, float):
+        return 0 if value != value else _INT64_MAX if value >= 2.0**63 else _INT64_MIN if value < -(2.0**63) \
+            else int(value)
+    return min(max(int(value), _INT64_MIN), _INT64_MAX)
+
+
+def safe_number_int(value: int | float | Decimal128) -> int:
+    """``BSONElement::safeNumberInt`` of a number (a pure conversion: never raises): the long reading,
+    clamped to the int range."""
+    return min(max(safe_number_long(value), _INT32_MIN), _INT32_MAX)

@@ -7,11 +7,10 @@ count as stored (``tidemark.timeseries.scan.unstored_buckets``).
 from __future__ import annotations
 
 import datetime
-from decimal import ROUND_HALF_EVEN
 
-from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
+from tidemark.arguments import scale_arg
 from tidemark.context import ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -48,38 +47,6 @@ def empty_stats(scale: int) -> dict:
     return {"size": Int64(0), "count": Int64(0), "numOrphanDocs": Int64(0), "storageSize": Int64(0),
             "totalSize": Int64(0), "nindexes": 0, "totalIndexSize": Int64(0), "indexDetails": {},
             "indexSizes": {}, "scaleFactor": scale}
-
-
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def scale_arg(spec: dict | None) -> int:
-    """The ``scale`` of collStats / ``$collStats.storageStats`` as mongod's IDL reads a ``safeInt``
-    (``BSONElement::safeNumberInt``): any number, NaN as 0, a double truncated toward zero, a decimal
-    rounded half to even, out-of-range values clamped (to the long range, then the int range) — so
-    ``Number.MAX_VALUE`` is 2147483647, and every scaled size fits a long; then at least 1."""
-    scale = (spec or {}).get("scale", 1)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, Decimal128)):
-        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
-    n = safe_number_int(scale)
-    if n < 1:
-        raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
-    return n
-
-
-def safe_number_int(value: int | float | Decimal128) -> int:
-    """``BSONElement::safeNumberInt`` of a number (a pure conversion: never raises)."""
-    if isinstance(value, Decimal128):
-        d = value.to_decimal()
-        n = 0 if d.is_nan() else _INT64_MAX if d > _INT64_MAX else _INT64_MIN if d < _INT64_MIN \
-            else int(d.to_integral_value(rounding=ROUND_HALF_EVEN))
-    elif isinstance(value, float):
-        n = 0 if value != value else _INT64_MAX if value >= 2.0**63 else _INT64_MIN if value < -(2.0**63) \
-            else int(value)
-    else:
-        n = int(value)
-    return min(max(n, _INT32_MIN), _INT32_MAX)
 
 
 def coll_stats_document(server: ServerState, db: str, coll: str, spec: dict) -> dict:

@@ -21,7 +21,7 @@ import asyncio
 import functools
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import bson
 from bson.decimal128 import Decimal128
@@ -812,7 +812,18 @@ def _has_positional_projection(fields: dict) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 
-async def count(ctx: CommandContext, cmd: dict) -> dict:
+class CountArgs(NamedTuple):
+    name: str
+    collation: dict | None
+    query: dict
+    skip: int
+    limit: int  # (for a count, limit and -limit mean the same: its absolute value)
+    hint: Any
+
+
+def parse_count(cmd: dict) -> CountArgs:
+    """A count command's arguments, checked as mongod's CountCommandRequest parse checks them (the
+    command and its explain read them here)."""
     check_fields(cmd, "count")
     name = C.collection_arg(cmd, "count")
     collation = C.collation_arg(cmd, "count")
@@ -823,10 +834,14 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
     limit = _count_integer(cmd, "limit")
     if limit == -(2**63):
         raise MongoError(ErrorCode.BadValue, "limit value for count cannot be min long")
-    limit = abs(limit)  # for a count, limit and -limit mean the same
-    max_time = C.int_arg(cmd, "maxTimeMS", "count")
     hint = cmd.get("hint") or None
     _check_natural(hint, "hint")
+    return CountArgs(name, collation, query, skip, abs(limit), hint)
+
+
+async def count(ctx: CommandContext, cmd: dict) -> dict:
+    name, collation, query, skip, limit, hint = parse_count(cmd)
+    max_time = C.int_arg(cmd, "maxTimeMS", "count")
     budget = access.TimeBudget(max_time)
     collection_uuid = namespace.collection_uuid_arg(cmd, "count")
 
@@ -911,7 +926,9 @@ def _element_repr(value: Any) -> str:
     return str(value)
 
 
-async def distinct(ctx: CommandContext, cmd: dict) -> dict:
+def parse_distinct(cmd: dict) -> tuple[str, dict | None, str, dict]:
+    """(collection, collation, key, query) of a distinct command, checked as mongod's parse checks them
+    (the command and its explain read them here)."""
     check_fields(cmd, "distinct")
     name = C.collection_arg(cmd, "distinct")
     collation = C.collation_arg(cmd, "distinct")
@@ -931,6 +948,11 @@ async def distinct(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(15998, "FieldPath field names may not be empty strings.")
     query = C.doc_arg(cmd, "query", "distinct") or {}
     _check_natural(cmd.get("hint"), "hint")
+    return name, collation, key, query
+
+
+async def distinct(ctx: CommandContext, cmd: dict) -> dict:
+    name, collation, key, query = parse_distinct(cmd)
     max_time = C.int_arg(cmd, "maxTimeMS", "distinct")
     budget = access.TimeBudget(max_time)
     collection_uuid = namespace.collection_uuid_arg(cmd, "distinct")

@@ -28,10 +28,10 @@ from typing import Any
 
 from tidemark import collections as access
 from tidemark.arguments import check_fields
-from tidemark.commands import replication
+from tidemark.commands import replication, write_statements
 from tidemark.commands import timeseries as ts
 from tidemark.commands.aggregate import parse_aggregate
-from tidemark.commands.crud import record_store_count
+from tidemark.commands.crud import parse_count, parse_distinct, record_store_count
 from tidemark.context import CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.core import namespace
@@ -453,8 +453,28 @@ def _count_scan_explain(ctx: CommandContext, info: Any, statement: _Statement, s
     return win, {**_exec_stats(0, millis, {"keys": keys, "docs": 0}), "executionStages": stage}
 
 
+def _check_explained(command: str, cmd: dict) -> None:
+    """The explained command is parsed as the command itself parses it (mongod parses it with the same
+    IDL before explaining): the same refusal, with its code, for a malformed one."""
+    if command == "count":
+        parse_count(cmd)
+    elif command == "distinct":
+        parse_distinct(cmd)
+    elif command == "update":
+        write_statements.check_write_flags(cmd, command)
+        write_statements.update_statements(cmd)
+    elif command == "delete":
+        write_statements.check_write_flags(cmd, command)
+        write_statements.delete_statements(cmd)
+    else:  # findAndModify
+        write_statements.check_find_and_modify(cmd, command)
+        for field in ("query", "sort", "fields"):
+            C.doc_arg(cmd, field, command)
+
+
 async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity: str) -> dict:
     name = C.collection_arg(cmd, command)
+    _check_explained(command, cmd)
     statement = _Statement(command, cmd)
     flt = statement.filter
     if command == "delete":

@@ -20,7 +20,7 @@ from typing import Any
 
 from bson import Decimal128
 
-from tidemark.arguments import check_fields
+from tidemark.arguments import check_fields, safe_number_long
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import clustered, namespace
@@ -74,9 +74,11 @@ def _as_float(value: Any) -> float:
     return float(str(value)) if isinstance(value, Decimal128) else float(value)
 
 
-def _validate_spec(raw: dict) -> str:
+def _validate_spec(raw: dict, translated: bool = False) -> str:
     """mongod's index_key_validate::validateIndexSpec, field by field in the spec's order (the caller
-    prefixes its errors with "Error in specification <spec> :: caused by :: "). Returns the plugin name."""
+    prefixes its errors with "Error in specification <spec> :: caused by :: "). Returns the plugin name.
+    ``translated``: a time-series buckets spec, whose key and partial filter its translation made and
+    checked (the key names the buckets' own index kinds): the other fields are checked."""
     for k in raw:
         if k not in ALLOWED_FIELDS:
             raise MongoError(ErrorCode.InvalidIndexSpecificationOption,
@@ -85,6 +87,8 @@ def _validate_spec(raw: dict) -> str:
     plugin = ""
     version = 2
     for k, value in raw.items():
+        if translated and k in ("key", "partialFilterExpression"):
+            continue
         if k == "key":
             if not isinstance(value, dict):
                 raise MongoError(ErrorCode.TypeMismatch, f"The field 'key' must be an object, but got {C.type_name(value)}")
@@ -187,15 +191,15 @@ def check_ttl(raw: Any) -> None:
                                                       f"support TTL. Index spec: {C.format_value(raw)}")
 
 
-def parse_spec(raw: Any, ignore_unknown: bool = False) -> tuple[dict, str]:
+def parse_spec(raw: Any, ignore_unknown: bool = False, *, translated: bool = False) -> tuple[dict, str]:
     """mongod's parseAndValidateIndexSpecs for one spec (before any TTL or catalog check): the spec as
-    validated and its plugin name."""
+    validated and its plugin name (``translated``: a time-series buckets spec, ``_validate_spec``)."""
     if not isinstance(raw, dict):
         raise MongoError(ErrorCode.TypeMismatch, "The elements of the 'indexes' array must be objects")
     if ignore_unknown:  # mongod's removeUnknownFields
         raw = {k: v for k, v in raw.items() if k in ALLOWED_FIELDS}
     try:
-        plugin = _validate_spec(raw)
+        plugin = _validate_spec(raw, translated)
     except MongoError as e:
         raise MongoError(e.code, f"Error in specification {C.format_value(raw)} :: caused by :: {e.message}") from None
     name, key = raw["name"], raw["key"]
@@ -595,12 +599,11 @@ def cursor_options(cmd: dict, command: str = "listIndexes") -> dict:
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.cursor.batchSize' is the wrong type "
                                                      f"'{C.type_name(size)}', expected types '[long, int, decimal, "
                                                      "double]'")
-        number = _as_float(size)  # mongod's safeNumberLong: NaN is 0, infinities saturate
-        number = 0.0 if number != number else max(min(number, 2.0 ** 63 - 1), -(2.0 ** 63))
+        number = safe_number_long(size)  # NaN is 0, infinities saturate
         if number < 0:
             raise MongoError(IDL_OUT_OF_RANGE, f"BSON field 'batchSize' value must be >= 0, actual value "
-                                               f"'{int(number)}'")
-        opts = {"batchSize": int(number)}
+                                               f"'{number}'")
+        opts = {"batchSize": number}
     return opts
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from bson.decimal128 import Decimal128
 
 from tidemark import log
-from tidemark.arguments import check_fields, wrong_type
+from tidemark.arguments import check_fields, safe_number_long, wrong_type
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.profiler import ensure_profile_collection
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -29,7 +29,7 @@ def _level(value: Any) -> int:
     """The ``profile`` command's level (any integer; outside 0..2 only reads the settings)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise wrong_type("profile.profile", value, ("long", "int", "decimal", "double"))
-    return int(value)
+    return safe_number_long(value)  # (a safeInt64: NaN is 0, infinities clamp)
 
 
 def _slowms(cmd: dict[str, Any]) -> int | None:
@@ -38,7 +38,7 @@ def _slowms(cmd: dict[str, Any]) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
         raise wrong_type("profile.slowms", value, ("long", "int", "decimal", "double"))
-    return int(value.to_decimal() if isinstance(value, Decimal128) else value)
+    return safe_number_long(value)
 
 
 def _sample_rate(cmd: dict[str, Any]) -> float | None:

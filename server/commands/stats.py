@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from bson.int64 import Int64
 
+from tidemark.arguments import scale_arg as _scale
 from tidemark.coll_stats import add_unstored as _add_unstored
 from tidemark.coll_stats import empty_stats as _empty_stats
-from tidemark.coll_stats import scale_arg as _scale
 from tidemark.coll_stats import storage_stats
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec

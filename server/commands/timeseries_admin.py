@@ -19,6 +19,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark.arguments import scale_arg as _scale
 from tidemark.context import CommandContext, ServerState
 from tidemark.core import collection as C
 from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
@@ -30,7 +31,6 @@ from tidemark.timeseries import collmod as ts_collmod
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
 from tidemark.timeseries.collection import resolve_target as _resolve_sync
-from tidemark.timeseries.collection import scale_arg as _scale
 from tidemark.timeseries.collection import write as _write
 from tidemark.timeseries.options import from_document
 
@@ -81,10 +81,16 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
         )
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
+    from tidemark.commands.indexes import parse_spec  # (a sibling that dispatches here: imported when run)
+
     tf, mf = target.time_field, target.meta_field
     default = C.default_collation_of(target.info)
     span, control_collation = target.options.bucket_max_span_seconds, parse_collation(default) if default else None
-    bucket_specs = [_with_collation(ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation), default)
+    ignore_unknown = cmd.get("ignoreUnknownIndexOptions") is True
+    # as mongod: each user spec translated, then the buckets spec it became checked as any index spec is
+    # (the user's other fields pass through: a wrong-typed name is 14 there, not a failure further on)
+    bucket_specs = [_with_collation(parse_spec(ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation),
+                                               ignore_unknown, translated=True)[0], default)
                     for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
@@ -134,12 +140,15 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
 
 async def list_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "listIndexes", namespace)
+    from tidemark.commands.indexes import (
+        cursor_options,  # (a sibling that dispatches here: imported when run)
+    )
+
     docs = ts_indexes.user_index_specs(target.info.indexes, target.time_field, target.meta_field)
-    cursor_opts: dict = cmd["cursor"] if isinstance(cmd.get("cursor"), dict) else {}
-    batch_size = cursor_opts.get("batchSize")
+    batch_size = cursor_options(cmd).get("batchSize")
     if batch_size is None or batch_size >= len(docs):
         return {"cursor": {"id": Int64(0), "ns": target.ns, "firstBatch": docs}}
-    return await cursor_reply(ctx, target.ns, iter(docs), int(batch_size), False, first=True)
+    return await cursor_reply(ctx, target.ns, iter(docs), batch_size, False, first=True)
 
 
 async def drop_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bson.decimal128 import Decimal128
 
-from tidemark.arguments import wrong_type
+from tidemark.arguments import safe_number_long, wrong_type
 from tidemark.core import collection as C
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -54,9 +54,9 @@ def _number(cmd: dict, field: str, command: str, *, allow_bool: bool = False):
     if not ok:
         numbers = ("long", "int", "decimal", "double")
         raise wrong_type(f"{command}.{field}", value, ("bool", *numbers) if allow_bool else numbers)
-    if isinstance(value, Decimal128):
-        value = value.to_decimal()
-    return value
+    if isinstance(value, bool):
+        return value
+    return safe_number_long(value)  # mongod's IDL types these safeInt64: NaN is 0, infinities clamp
 
 
 def adjusted_size(size) -> int:

@@ -162,7 +162,7 @@ def int_arg(cmd: dict, field: str, command: str, default: int | None = None) -> 
         finite = not isinstance(v, float) or math.isfinite(v)
     if not finite:
         raise MongoError(ErrorCode.BadValue, "Unable to coerce NaN/Inf to integral type")
-    return int(v)
+    return min(max(int(v), -(2**63)), 2**63 - 1)  # (a value past the long range reads as its end)
 
 
 def doc_arg(cmd: dict, field: str, command: str) -> dict | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark.arguments import scale_arg
 from tidemark.core import collection as C
 from tidemark.core.namespace import find_view as get_view
 from tidemark.core.namespace import is_timeseries_view
@@ -132,13 +133,6 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespa
         "indexSizes": {k: Int64(v) for k, v in index_sizes.items()},
         "scaleFactor": scale,
     }
-
-
-def scale_arg(cmd_or_spec: dict[str, Any]) -> int:
-    scale = cmd_or_spec.get("scale", 1)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < 1:
-        raise MongoError(ErrorCode.BadValue, "scale has to be >= 1")
-    return int(scale)
 
 
 def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:

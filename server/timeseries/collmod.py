@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from tidemark.arguments import GENERIC_ARGUMENTS
-from tidemark.core.coll_mod_index import parse_coll_mod_index, ttl_seconds
+from tidemark.core.coll_mod_index import parse_coll_mod_index
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
+from tidemark.timeseries.options import expire_seconds_of
 
 # granularity -> (bucketRoundingSeconds, bucketMaxSpanSeconds); spec §1.3.
 PRESETS: dict[str, tuple[int, int]] = {
@@ -147,7 +148,7 @@ def parse_expire_after_seconds(value: Any) -> int | str:
             f"BSON field 'collMod.expireAfterSeconds' is the wrong type '{type_name(value)}', "
             "expected types '[string, long]'",
         )
-    return ttl_seconds(int(value), clustered=True)
+    return expire_seconds_of(value)
 
 
 def parse_index_change(spec: Any) -> IndexChange:

@@ -208,6 +208,11 @@ def parse_expire_after_seconds(value: Any) -> int:
     """Collection-level TTL of a time-series collection (``expireAfterSeconds``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal128)):
         raise _wrong_type("create.expireAfterSeconds", value, "long")
+    return expire_seconds_of(value)
+
+
+def expire_seconds_of(value: int | float | Decimal128) -> int:
+    """A collection-level TTL given as a number (create and collMod): finite, then in range."""
     number = float(value.to_decimal()) if isinstance(value, Decimal128) else value
     if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
         raise MongoError(ErrorCode.InvalidOptions, "TTL index 'expireAfterSeconds' option must be a finite number")

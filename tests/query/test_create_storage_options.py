@@ -12,7 +12,7 @@ from bson.int64 import Int64
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tidemark.coll_stats import safe_number_int, scale_arg
+from tidemark.arguments import safe_number_int, scale_arg
 from tidemark.commands.ddl import AUTO_INDEX_ID_NOTE, STORAGE_ENGINES, _builds_id_index, parse_create_options
 from tidemark.protocol.errors import MongoError
 
