@@ -34,10 +34,11 @@ import contextlib
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import numpy as np
+from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import decode
 from tidemark.timeseries import rules
@@ -334,6 +335,10 @@ class BucketCatalog:
         self.meter = Meter()  # ``memory``: shared with the tables, which count their slot rows in it
         self.clock = now_ms()
         self.direct_writes: dict[str, int] = {}  # ns -> direct writes in progress (no reopening by query)
+        # collections a direct write reached in this process: a bucket stored there may hold an _id this
+        # process's counter makes next (ids are otherwise unique: their 5 middle bytes are random per
+        # process), so a new bucket's id is checked against storage (``open``'s ``taken``)
+        self.foreign_ids: set[str] = set()
         # expiry candidates, least recently queued first: (weak bucket, last_used when queued, ``commits``
         # when make_room found it busy, else -1)
         self.expiry: deque[tuple[weakref.ref[Bucket], int, int]] = deque()
@@ -403,6 +408,7 @@ class BucketCatalog:
         """While held, no bucket of ``ns`` is reopened from storage; afterwards every series asks
         storage again (the write may have changed what it holds)."""
         self.direct_writes[ns] = self.direct_writes.get(ns, 0) + 1
+        self.foreign_ids.add(ns)
         try:
             yield
         finally:
@@ -446,15 +452,22 @@ class BucketCatalog:
 
     # ------------------------------------------------------------------ transitions
     def open(self, state: CollectionState, table: Table, sid: int, t_ms: int, rounding_s: int, *,
-             first: bool = False) -> Bucket:
+             first: bool = False, taken: Callable[[str, ObjectId], bool] | None = None) -> Bucket:
         """A new OPEN bucket for series ``sid`` holding ``t_ms`` (``first``: none of the series was in
-        memory, counted as mongod counts a bucket opened for a new key)."""
+        memory, counted as mongod counts a bucket opened for a new key). ``taken(ns, id)``: whether
+        storage holds a bucket of that id, asked while a direct write may have stored one this process's
+        counter makes (``foreign_ids``): the next id is taken then, as mongod retries a bucket insert
+        whose _id exists with a new one — never writing over the stored bucket."""
         self.make_room()
         if first:
             state.stats["numBucketsOpenedDueToMetadata"] += 1
         start_s = round_start_seconds(t_ms, rounding_s)
         series = state.series
-        bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], new_bucket_id(start_s), state.ns, start_s,
+        bucket_id = new_bucket_id(start_s)
+        if taken is not None and state.ns in self.foreign_ids:
+            while taken(state.ns, bucket_id):
+                bucket_id = new_bucket_id(start_s)
+        bucket = Bucket(table, sid, series.keys[sid], series.metas[sid], bucket_id, state.ns, start_s,
                         state.options.meta_field)
         series.open[sid] = bucket
         table.make_hot(sid, bucket.slot)

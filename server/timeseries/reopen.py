@@ -62,6 +62,14 @@ class Loader:
         return find(r, info, index, options.time_field, options.meta_field, options.bucket_max_span_seconds,
                     series.metas[sid], series.keys[sid], t_ms)
 
+    def taken(self, ns: str, bucket_id: Any) -> bool:
+        """Whether a stored bucket of ``ns`` has this ``_id`` (the same read transaction)."""
+        if self._view is None:
+            self._context = self.engine.read()
+            self._view = self._context.__enter__()
+        info = self._view.get_collection(ns)
+        return info is not None and self._view.get(info, clustered_rid(bucket_id)) is not None
+
     def close(self) -> None:
         context, self._context, self._view = self._context, None, None
         self._collections.clear()

@@ -331,11 +331,11 @@ def _decide(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
             reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
             if reopened is not None:
                 return reopened, False
-        return _open(catalog, state, batch, sid, row, t, limits), True
+        return _open(catalog, state, batch, sid, row, t, limits, loader), True
     reopened = _reopen(catalog, state, batch, sid, row, t, limits, loader)
     if reopened is not None:
         return reopened, False
-    return _open(catalog, state, batch, sid, row, t, limits, first=True), True
+    return _open(catalog, state, batch, sid, row, t, limits, loader, first=True), True
 
 
 def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field: str | None) -> rules.Rollover | None:
@@ -347,14 +347,15 @@ def _reason(batch: Any, bucket: Any, row: int, limits: rules.Limits, meta_field:
     return rules.row_reason(bucket, record, size, limits, meta_field)
 
 
-def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits, *,
-          first: bool = False) -> Any:
+def _open(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,
+          loader: Loader | None, *, first: bool = False) -> Any:
     """A new bucket for the row (``first``: the series has no bucket in memory to roll over from)."""
     if isinstance(batch, ColumnBatch):
         key = batch.table_key
     else:
         key = table_key_of_row(batch.rows[row], state.options.time_field, state.options.meta_field)
-    return catalog.open(state, state.table(key), sid, t, limits.rounding_s, first=first)
+    return catalog.open(state, state.table(key), sid, t, limits.rounding_s, first=first,
+                        taken=getattr(loader, "taken", None))  # (a bare function loader asks nothing)
 
 
 def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, limits: rules.Limits,

@@ -119,12 +119,13 @@ def test_drop_target_and_capped_ask_their_privileges(root_client, setting):
     victim_uuid = next(c for c in root_client[db_name].list_collections() if c["name"] == "victim")["info"]["uuid"]
     victim_uuid = victim_uuid if isinstance(victim_uuid, Binary) else Binary.from_uuid(victim_uuid, UuidRepresentation.STANDARD)
     for drop_target in [*TRUE_SPELLINGS, victim_uuid]:
-        code = _code(lambda: clients["nd"].admin.command(SON([
-            ("renameCollection", f"{db_name}.src"), ("to", f"{db_name}.victim"), ("dropTarget", drop_target)])))
+        code = _code(lambda value=drop_target: clients["nd"].admin.command(SON([
+            ("renameCollection", f"{db_name}.src"), ("to", f"{db_name}.victim"), ("dropTarget", value)])))
         assert code == 13, drop_target
     assert list(root_client[db_name].victim.find()) == [{"_id": "keep"}]
     for capped in TRUE_SPELLINGS:
-        assert _code(lambda: nd.command(SON([("create", "capped_one"), ("capped", capped), ("size", 4096)]))) == 13
+        assert _code(lambda value=capped: nd.command(SON([("create", "capped_one"), ("capped", value),
+                                                           ("size", 4096)]))) == 13
     assert "capped_one" not in root_client[db_name].list_collection_names()
 
 
@@ -141,11 +142,11 @@ def test_an_alias_never_reaches_admin_system_users(auth_server, root_client):
     try:
         with connect(rw) as writer, connect(ro) as reader:
             for name in ("findAndModify", "findandmodify"):
-                assert _code(lambda: writer.admin.command(SON([
+                assert _code(lambda name=name: writer.admin.command(SON([
                     (name, "system.users"), ("query", {"user": rw}),
                     ("update", {"$set": {"roles": [{"role": "root", "db": "admin"}]}})]))) == 13, name
             for name in ("mapReduce", "mapreduce"):
-                assert _code(lambda: reader.admin.command(SON([
+                assert _code(lambda name=name: reader.admin.command(SON([
                     (name, "system.users"), ("map", Code("function() { emit(this._id, this.credentials); }")),
                     ("reduce", Code("function(k, v) { return v[0]; }")), ("out", {"inline": 1})]))) == 13, name
         info = root_client.admin.command("usersInfo", rw)["users"][0]
