@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import bson
 from bson.int64 import Int64
 
 from tidemark.core.collection import public_index_spec
+from tidemark.protocol.codec import encode
 
 # Set while explain plans a read: explain never counts an access (mongod: explain does not bump the
 # counters), even when it runs the read for executionStats.
@@ -70,7 +70,7 @@ _MISSING = object()
 
 def _definition(spec: dict) -> bytes:
     # the multikey flag is storage bookkeeping, not part of the definition a user changes
-    return bson.encode(public_index_spec(spec))
+    return encode(public_index_spec(spec))
 
 
 class IndexUsage:

@@ -23,7 +23,6 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-import bson
 from bson.decimal128 import Decimal128
 
 from tidemark import collections as access
@@ -38,6 +37,7 @@ from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.cursors import ResumeTokens, cursor_reply
 from tidemark.profiler import ReadFacts
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
 from tidemark.query import docmeta, expr_optimize
@@ -1007,7 +1007,7 @@ _DISTINCT_MAX_BYTES = 16 * 1024 * 1024 - 4096  # mongod's kMaxResponseSize (BSON
 
 def _element_size(field: str, value: Any) -> int:
     """The BSON size of the element ``field: value`` (type byte, name, value), as mongod's elt.size()."""
-    return len(bson.encode({field: value})) - 5
+    return len(encode({field: value})) - 5
 
 
 def _distinct_values(value: Any, parts: list[str], depth: int = 0, field: str = "") -> Iterator[tuple[str, Any]]:

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import bson
-
 from tidemark.arguments import check_fields, missing, of_kind, wrong_type
 from tidemark.commands.api_version import check_api_parameters
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core import namespace
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 
 __all__ = ["COMMANDS", "index_allowed_in_api_v1"]
@@ -85,7 +84,7 @@ class _Errors:
 
     def add(self, ns: str, message: str) -> bool:
         error = {"ns": ns, "code": int(ErrorCode.APIStrictError), "codeName": "APIStrictError", "errmsg": message}
-        self.size += len(bson.encode(error)) + _ENTRY_OVERHEAD
+        self.size += len(encode(error)) + _ENTRY_OVERHEAD
         if self.size >= _MAX_USER_SIZE:
             self.more = True
             return False

@@ -19,7 +19,6 @@ import uuid as uuid_mod
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, cast
 
-import bson
 from bson.code import Code
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -961,7 +960,7 @@ def _index_docs_in_txn(r, info, plan, seen: set[bytes], counts: dict[str, int]) 
 
 
 def bson_size(doc: dict) -> int:
-    return len(bson.encode(doc))
+    return len(encode(doc))
 
 
 _NO_VALUE = object()

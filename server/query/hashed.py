@@ -17,12 +17,12 @@ import struct
 from decimal import Decimal
 from typing import Any, cast
 
-import bson
 from bson.code import Code
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import MongoError
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import canonical_type_order, is_number
@@ -49,7 +49,7 @@ def _safe_long(v: Any) -> int:
 
 def _value_bytes(v: Any) -> bytes:
     """The BSON value bytes of a scalar (what follows the type byte and field name)."""
-    raw = bson.encode({"k": v})
+    raw = encode({"k": v})
     return raw[7:-1]  # int32 size, type byte, "k\0" ... trailing NUL
 
 

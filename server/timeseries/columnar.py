@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
-from bson import encode as bson_encode
 from bson.errors import InvalidDocument
 
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expressions import compile_expression
 from tidemark.query.match_ast import And, Cmp, Node
@@ -67,7 +67,7 @@ class _Shape:
         # token): the _id expression as BSON (types and field order exact; its $dateTrunc unit with it)
         # and the fields it reads; None when it could read anything else (a variable: never cached)
         self.id_shape: bytes | None = \
-            bson_encode({"_id": group_spec["_id"], "t": time_field, "m": meta_field}) \
+            encode({"_id": group_spec["_id"], "t": time_field, "m": meta_field}) \
             if _id_unit(group_spec["_id"], time_field, meta_field, set()) else None
         self.field_columns = {spec.field for _, spec in fields if spec.field is not None}
         # ``_group_keys`` by (time field, the filter's condition paths): a dict read and written by
@@ -258,7 +258,7 @@ def _shape(spec: dict[str, Any], time_field: str, meta_field: str | None) -> _Sh
     so a query of a known shape neither parses its accumulators nor compiles its ``_id`` here (the
     generic stage parses them for itself)."""
     try:
-        key = bson_encode({"g": spec, "t": time_field, "m": meta_field})
+        key = encode({"g": spec, "t": time_field, "m": meta_field})
     except InvalidDocument:  # (a spec no client can send: made each time)
         return _shape_of(spec, time_field, meta_field)
     found = _SHAPES.get(key, _UNSEEN)

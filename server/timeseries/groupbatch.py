@@ -40,8 +40,8 @@ from operator import itemgetter
 from typing import Any, cast
 
 import numpy as np
-from bson import encode as bson_encode
 
+from tidemark.protocol.codec import encode
 from tidemark.query import interrupt
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.pipeline import PipelineContext
@@ -210,9 +210,9 @@ def _meta_token(view: Any) -> bytes:
     if entry is not None:
         token: bytes | None = entry.memo.get("meta token")
         if token is None:
-            token = entry.memo["meta token"] = bson_encode({"m": view.summary()["meta"]})
+            token = entry.memo["meta token"] = encode({"m": view.summary()["meta"]})
         return token
-    return bson_encode({"m": view.summary()["meta"]})
+    return encode({"m": view.summary()["meta"]})
 
 
 class _Batch:

@@ -23,9 +23,9 @@ import datetime as _dt
 import struct
 from typing import Any
 
-from bson import encode as bson_encode
 from bson.decimal128 import Decimal128
 
+from tidemark.protocol.codec import encode
 from tidemark.query.accumulator_state import Avg, MinMax, Sum
 from tidemark.query.accumulators import AccumulatorSpec
 
@@ -47,7 +47,7 @@ def same_bson(a: Any, b: Any) -> bool:
         return _DOUBLE.pack(a) == _DOUBLE.pack(b)
     if t in _PLAIN_TYPES:
         return True
-    return bson_encode({"": a}) == bson_encode({"": b})
+    return encode({"": a}) == encode({"": b})
 
 
 class _OrderCheckedMinMax(MinMax):

@@ -26,3 +26,19 @@ def test_an_encoded_document_is_a_raw_bson_document_of_its_bytes():
     assert encode(batch) == encode({"cursor": {"firstBatch": [reference, reference]}})
     assert bson.decode(encode(batch), codec_options=CODEC_OPTIONS)["cursor"]["firstBatch"][0] == \
         bson.decode(data, codec_options=CODEC_OPTIONS)
+
+
+def test_the_server_encodes_with_the_projects_codec_only():
+    """protocol/codec.py is the one place that configures pymongo's bson: an encode with pymongo's default
+    options refuses ``uuid.UUID`` (what subtype 4 decodes to) and answered 1 InternalError wherever a UUID
+    reached it (hashed keys, time-series group tokens, $indexStats). An encode names the project's codec
+    options or goes through ``codec.encode``."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    bare = re.compile(r"\bbson\.(encode|decode)\((?![^)]*codec_options)|from bson import[^\n]*\b(encode|decode)\b")
+    offenders = [f"{path.relative_to(root)}:{n}" for folder in ("server", "storage", "protocol")
+                 for path in sorted((root / folder).rglob("*.py"))
+                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if bare.search(line)]
+    assert offenders == []
