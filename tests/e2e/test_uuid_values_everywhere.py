@@ -56,7 +56,7 @@ def udb(server):
 
 
 def _normal(docs: list[dict]) -> list:
-    return sorted((repr(sorted(d.items())) for d in docs))
+    return sorted(repr(sorted(d.items())) for d in docs)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
