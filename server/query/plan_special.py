@@ -331,10 +331,10 @@ def _text_plan(indexes: list[dict], query: Any, bounds: dict, arrays: frozenset[
             prefix_values.append([])  # no key: an array never is a prefix key (201 on write)
             continue
         if b is None or not b.is_point:
-            raise MongoError(ErrorCode.BadValue, "error processing query: planner returned error :: caused by :: "
-                                                 "failed to use text index to satisfy $text query (if text index "
-                                                 "is compound, are equality predicates given for all prefix "
-                                                 "fields?)")
+            # (query_planner.cpp: "the text node is tagged with zero indices", 291 since 4.4)
+            raise MongoError(NO_PLAN, "error processing query: planner returned error :: caused by :: "
+                                      "failed to use text index to satisfy $text query (if text index "
+                                      "is compound, are equality predicates given for all prefix fields?)")
         prefix_values.append(b.points)
     directions = [key_direction(spec["key"][f]) for f in before] + [1]
     intervals = []

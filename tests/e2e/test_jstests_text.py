@@ -299,7 +299,8 @@ def test_fts_partition1_prefix_equality_required(db):
     t.insert_many([{"_id": 1, "x": 1, "y": "foo"}, {"_id": 2, "x": 1, "y": "bar"}, {"_id": 3, "x": 2, "y": "foo"},
                    {"_id": 4, "x": 2, "y": "bar"}])
     t.create_index([("x", 1), ("y", "text")])
-    assert error_code(lambda: list(t.find({"$text": {"$search": "foo"}}))) == BAD_VALUE
+    # (the jstest asserts a throw; mongod's planner answers 291 NoQueryExecutionPlans)
+    assert error_code(lambda: list(t.find({"$text": {"$search": "foo"}}))) == 291
     assert query_ids(t, "foo", {"x": 1}) == [1]
     res = list(t.find({"$text": {"$search": "foo"}, "x": 1}, {"score": {"$meta": "textScore"}}))
     assert res[0]["score"] > 0

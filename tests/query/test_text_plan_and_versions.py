@@ -210,4 +210,4 @@ def test_a_scalar_equality_on_the_prefix_reads_its_terms(value):
 
 
 def test_no_equality_on_the_prefix_is_still_refused():
-    assert outcome({**TEXT, "a": {"$gt": 1}}, COMPOUND)[0] == 2
+    assert outcome({**TEXT, "a": {"$gt": 1}}, COMPOUND)[0] == 291  # NoQueryExecutionPlans, as mongod 4.4+
