@@ -113,6 +113,13 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 
+def _meta_bytes(doc: dict[str, Any], meta_field: str | None) -> int:
+    """The bytes a measurement's meta element takes (0 without one)."""
+    if meta_field is None or meta_field not in doc:
+        return 0
+    return len(encode({meta_field: doc[meta_field]})) - 5
+
+
 def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options.TimeseriesOptions,
                  ordered: bool, index_rules: Any = None) -> Prepared:
     """Validated dict measurements (see the module); ``index_rules`` as for ``prepare``."""
@@ -146,10 +153,13 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
                 stored = size + (0 if "_id" in doc else _ID_BYTES)  # with the _id the server adds, like mongod
                 error = MongoError(ErrorCode.BSONObjectTooLarge, f"object to insert too large. size in bytes: "
                                    f"{stored}, max size: {rules.MAX_MEASUREMENT_BSON}")
-            elif size is not None and size > 1024 * 1024 and rules.bucket_too_large(size, size):
+            elif size is not None and size > 1024 * 1024 and rules.bucket_too_large(
+                    size, values := size - _meta_bytes(doc, meta_field)):
+                # (the meta is stored once, at the bucket's top: only the other values are repeated in
+                # control min and max)
                 error = MongoError(ErrorCode.BSONObjectTooLarge,
                                    f"measurement too large for a time-series bucket: its bucket would be about "
-                                   f"{3 * size} bytes, max size: {rules.MAX_BUCKET_BSON}")
+                                   f"{size + 2 * values} bytes, max size: {rules.MAX_BUCKET_BSON}")
         if error is None:
             meta = doc.get(meta_field, MISSING) if meta_field is not None else MISSING
             if meta is MISSING:
