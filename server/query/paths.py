@@ -141,8 +141,10 @@ def _collect_array(arr: list, parts: tuple[str, ...], i: int, out: list, lacking
                 out.append(PositionalLeaf(elem) if type(elem) is list and type(out) is _MarkingOut else elem)
             elif isinstance(elem, list):
                 _collect_array(elem, parts, i + 1, out, lacking)
-            else:
+            elif isinstance(elem, dict) or (hasattr(elem, "get") and hasattr(elem, "keys")):
                 _collect(elem, parts, i + 1, out, lacking)
+            # (a scalar there ends the path with no value, not a missing field: since 2.5 mongod's
+            # {"a.0.b": null} does not match {a: [5]}, as a scalar element never continues a path)
         for elem in arr:
             if isinstance(elem, dict) and (lacking or part in elem):
                 _collect(elem, parts, i, out, lacking)
