@@ -939,6 +939,12 @@ def _coll_mod_index(w, info, change: CollModIndex, modifications: int, dry_run: 
         if (info.options or {}).get("capped"):
             raise MongoError(ErrorCode.InvalidOptions, "TTL indexes are not supported for capped collections.")
         ttl_seconds(change.expire_after_seconds)
+    cluster = clustered.index_spec(info)
+    if change.hidden is not None and cluster is not None and (
+            change.name == cluster.get("name") or (change.key_pattern is not None and
+                                                   list(change.key_pattern.items()) == list(cluster["key"].items()))):
+        # (parseCollModRequest: a clustered collection's clusteredIndex cannot be hidden)
+        raise MongoError(6011800, "The 'hidden' option is not supported for a clusteredIndex")
     spec = _coll_mod_target(info, change)
     is_unique = bool(spec.get("unique")) or spec["name"] == "_id_"
     updates: dict = {}

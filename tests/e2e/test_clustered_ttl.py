@@ -105,3 +105,21 @@ def test_clustered_ttl_pass_unit_deletes_only_date_ids_before_the_cutoff(tmp_pat
             assert r.count(r.get_collection("d.c")) == 18
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("index", [{"name": "myci"}, {"keyPattern": {"_id": 1}}], ids=["by name", "by key"])
+@pytest.mark.parametrize("hidden", [True, False])
+def test_the_clustered_index_cannot_be_hidden(db, index, hidden):
+    """parseCollModRequest refuses the 'hidden' option on a clustered collection's clusteredIndex (6011800);
+    Tidemark answered 27 IndexNotFound, the clustered index not being in the index list (found by a helper
+    porting the clustered collection jstests)."""
+    db.drop_collection("clustered_hidden")
+    db.create_collection("clustered_hidden", clusteredIndex={"key": {"_id": 1}, "unique": True, "name": "myci"})
+    with pytest.raises(OperationFailure) as failure:
+        db.command("collMod", "clustered_hidden", index={**index, "hidden": hidden})
+    assert (failure.value.code, failure.value.details["errmsg"]) == (
+        6011800, "The 'hidden' option is not supported for a clusteredIndex")
+    with pytest.raises(OperationFailure) as failure:
+        db.command("collMod", "clustered_hidden", index={"name": "nope", "hidden": hidden})
+    assert failure.value.code == 27
+    db.drop_collection("clustered_hidden")
