@@ -193,10 +193,10 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
         if name in _LAST_ONLY:
             if ctx.in_facet:
                 raise MongoError(40600, f"{name} is not allowed to be used within a $facet stage")
+            if i != n - 1:  # (the pipeline's own check, before $lookup's: disallowed_in_lookup.js)
+                raise MongoError(40601, f"{name} can only be the final stage in the pipeline")
             if ctx.in_lookup:
                 raise MongoError(51047, f"{name} is not allowed within a $lookup's sub-pipeline")
-            if i != n - 1:
-                raise MongoError(40601, f"{name} can only be the final stage in the pipeline")
         if name in _FIRST_ONLY and i != 0:
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):

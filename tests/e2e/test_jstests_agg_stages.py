@@ -433,6 +433,10 @@ def test_lookup_nested_pipelines(db):
     ({"from": "from", "pipeline": [], "as": "a..b"}, 15998),
     ({"from": "from", "localField": "$a", "foreignField": "b", "as": "x"}, 16410),
     ({"from": "from", "pipeline": [{"$out": "zz"}], "as": "x"}, 51047),
+    # disallowed_in_lookup.js: $merge banned in a sub-pipeline (51047), but not being last is found first
+    ({"from": "from", "pipeline": [{"$project": {"x": 0}}, {"$merge": {"into": "o", "on": "_id"}}], "as": "c"}, 51047),
+    ({"from": "from", "pipeline": [{"$merge": {"into": "o", "on": "_id"}}, {"$match": {"x": True}}], "as": "c"}, 40601),
+    ({"from": "from", "pipeline": [{"$out": "zz"}, {"$match": {"x": True}}], "as": "c"}, 40601),
 ], ids=lambda v: str(v)[:60])
 def test_lookup_spec_errors(lookup_colls, spec, code):
     """lookup.js 'Error cases' (7.0: pipeline with both localField and foreignField is valid),
