@@ -52,6 +52,7 @@ from tidemark.query.expr_base import check_compound_keys
 from tidemark.query.index_keys import collated_key_value, holds, index_collation, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
+from tidemark.query.match_pushdown import push_matches_before
 from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.query.values import is_number
 from tidemark.storage.errors import DuplicateKey, StorageError
@@ -153,24 +154,6 @@ def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | No
         if not isinstance(sort, dict) or not all(is_number(v) for v in sort.values()):
             return flt, None
     return flt, sort
-
-
-def hoist_match(pipeline: list[dict]) -> list[dict]:
-    """mongod's pushMatchBefore (Pipeline::optimizePipeline) past the leading $sort stages, so that the
-    plan can use the $match: ``[$sort..., $match, rest]`` runs as ``[$match, $sort..., rest]`` (the
-    same documents; explain shows that order too). Not for a $match with $text or a geo operator
-    (where such a stage stands is checked as written) nor a $sort by anything but directions."""
-    i = 0
-    while i < len(pipeline) and isinstance(pipeline[i], dict) and len(pipeline[i]) == 1 and "$sort" in pipeline[i] \
-            and isinstance(pipeline[i]["$sort"], dict) and all(is_number(v) for v in pipeline[i]["$sort"].values()):
-        i += 1
-    if i == 0 or i == len(pipeline):
-        return pipeline
-    stage = pipeline[i]
-    if not (isinstance(stage, dict) and len(stage) == 1 and isinstance(stage.get("$match"), dict)) \
-            or plan_special_mod.mentions_special(stage["$match"]):
-        return pipeline
-    return [stage, *pipeline[:i], *pipeline[i + 1:]]
 
 
 def run_pipeline(pipeline, source, pctx):
@@ -304,7 +287,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
     if resolved.ts_view is not None:
         pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
-        full = special_reads.timeseries_special(resolved.pipeline + hoist_match(list(pipeline)), variables)
+        full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
                                                       collation=coll, buckets_info=resolved.buckets_info,
@@ -343,7 +326,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         source = interrupt.checked(source)
         full = full[1:]
     else:
-        full = hoist_match(full)
+        full = push_matches_before(full)
         flt, sort = leading_match_and_sort(full)
         # A find's $near/$nearSphere on a view with no stages of its own runs as on the collection
         # (mongod turns it into a $geoNear); in an aggregate's $match it stays 5626500.
