@@ -170,5 +170,7 @@ def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_dis
 
 
 COMMANDS = [
-    CommandSpec("aggregate", aggregate, help="run an aggregation pipeline on a collection, view or database"),
+    # (mongod's PipelineCommand counts in opcounters.query, not .command: shouldAffectQueryCounter)
+    CommandSpec("aggregate", aggregate, help="run an aggregation pipeline on a collection, view or database",
+                counter="query"),
 ]

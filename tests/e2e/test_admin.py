@@ -185,3 +185,16 @@ def test_kill_cursors_reports_unknown_ids_as_not_found(client):
     assert reply["cursorsNotFound"] == [42]
     assert reply["cursorsKilled"] == [] and reply["cursorsAlive"] == [] and reply["cursorsUnknown"] == []
     _fails(client, {"killCursors": "c"}, 40414, db="test")
+
+
+@pytest.mark.commands("serverStatus", "aggregate", "find")
+def test_an_aggregate_counts_as_a_query(client, db):
+    """mongod's PipelineCommand affects the query counter, not the command counter (as find does);
+    Tidemark counted an aggregate as a command (found by a helper porting opcounters jstests)."""
+    db.opc.insert_one({"a": 1})
+    before = client.admin.command("serverStatus")["opcounters"]
+    list(db.opc.aggregate([{"$match": {"a": 1}}]))
+    list(db.opc.find({"a": 1}))
+    after = client.admin.command("serverStatus")["opcounters"]
+    assert after["query"] - before["query"] == 2
+    assert after["command"] - before["command"] == 1  # (the serverStatus itself)
