@@ -176,7 +176,19 @@ async def insert(ctx: CommandContext, cmd: dict) -> dict:
     name = C.collection_arg(cmd, "insert")
     _check_write_namespace(ctx.db, name)
     docs = await ctx.run_heavy(write_statements.insert_documents, cmd)  # parse, then dispatch
-    _count_op(ctx, "insert", len(docs))
+    reply = None
+    try:
+        reply = await _insert(ctx, cmd, name, docs, ordered, bypass)
+        return reply
+    finally:
+        # mongod counts each document it tried: an ordered insert stops at its first failure
+        if reply is not None and ordered and reply.get("writeErrors"):
+            _count_op(ctx, "insert", int(reply["n"]) + 1)
+        else:
+            _count_op(ctx, "insert", len(docs))
+
+
+async def _insert(ctx: CommandContext, cmd: dict, name: str, docs: Any, ordered: bool, bypass: bool) -> dict:
     try:
         # three point gets: cheaper inline than a hop to the thread pool
         resolved = _target(ctx, name, namespace.collection_uuid_arg(cmd, "insert"))

@@ -198,3 +198,15 @@ def test_an_aggregate_counts_as_a_query(client, db):
     after = client.admin.command("serverStatus")["opcounters"]
     assert after["query"] - before["query"] == 2
     assert after["command"] - before["command"] == 1  # (the serverStatus itself)
+
+
+@pytest.mark.commands("serverStatus", "insert")
+@pytest.mark.parametrize("ordered,counted", [(True, 2), (False, 3)])
+def test_an_insert_counts_the_documents_it_tried(client, db, ordered, counted):
+    """opcounters_write_cmd.js: an ordered insert stops at its first failure, so it counts the documents
+    before it and the failed one; an unordered one tries (and counts) every document."""
+    db.opc_ins.drop()
+    before = client.admin.command("serverStatus")["opcounters"]["insert"]
+    with pytest.raises(OperationFailure):
+        db.opc_ins.insert_many([{"_id": 3}, {"_id": 3}, {"_id": 4}], ordered=ordered)
+    assert client.admin.command("serverStatus")["opcounters"]["insert"] - before == counted
