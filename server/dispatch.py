@@ -62,6 +62,7 @@ from tidemark.core.collection import check_db_name
 from tidemark.fsync_lock import WRITE_COMMANDS, is_write
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
+from tidemark.query.expr_base import type_name
 from tidemark.storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
@@ -120,7 +121,7 @@ def _validate_db(cmd: dict[str, Any]) -> str:
     if type(db) is not str:
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"BSON field '$db' is the wrong type '{type(db).__name__}', expected type 'string'",
+            f"BSON field '$db' is the wrong type '{type_name(db)}', expected type 'string'",
         )
     check_db_name(db, dollar=True)
     return db

@@ -22,6 +22,7 @@ from tidemark.auth.names import ANYONE, UserName, session_digest
 from tidemark.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 
 
 def _caller(ctx: CommandContext) -> Any:
@@ -37,7 +38,7 @@ def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, An
         raise MongoError(
             ErrorCode.TypeMismatch,
             f"BSON field '{ctx.command_name}.{ctx.command_name}' is the wrong type "
-            f"'{type(value).__name__}', expected type 'array'",
+            f"'{type_name(value)}', expected type 'array'",
         )
     for item in value:
         if not isinstance(item, dict) or not isinstance(item.get("id"), uuid.UUID):

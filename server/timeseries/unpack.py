@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import type_name
 from tidemark.timeseries.bucketdoc import unpack_document
 
 
@@ -55,7 +56,7 @@ def parse_internal_unpack(spec: Any) -> UnpackSpec:
     """``$_internalUnpackBucket: {timeField, metaField?, bucketMaxSpanSeconds, include|exclude}``."""
     if not isinstance(spec, dict):
         raise MongoError(5346500, "$_internalUnpackBucket specification must be an object, got: "
-                                  f"{type(spec).__name__}")
+                                  f"{type_name(spec)}")
     time_field = spec.get("timeField")
     if type(time_field) is not str:
         raise MongoError(40514, "timeField field must be a string")
@@ -75,18 +76,18 @@ def parse_unpack_bucket(spec: Any) -> UnpackSpec:
     """The user-facing ``$_unpackBucket: {timeField, metaField?}`` (codes 5612400-5612405)."""
     if not isinstance(spec, dict):
         raise MongoError(5612400, "$_unpackBucket specification must be an object, got: "
-                                  f"{type(spec).__name__}")
+                                  f"{type_name(spec)}")
     for key in spec:
         if key not in ("timeField", "metaField"):
             raise MongoError(5612404, f"$_unpackBucket stage encountered an unknown field: {key}")
     if "timeField" not in spec:
         raise MongoError(5612405, "$_unpackBucket stage requires timeField parameter")
     if type(spec["timeField"]) is not str:
-        raise MongoError(5612401, "timeField field must be a string, got: " + type(spec["timeField"]).__name__)
+        raise MongoError(5612401, "timeField field must be a string, got: " + type_name(spec["timeField"]))
     meta_field = spec.get("metaField")
     if "metaField" in spec:
         if type(meta_field) is not str:
-            raise MongoError(5612402, "metaField field must be a string, got: " + type(meta_field).__name__)
+            raise MongoError(5612402, "metaField field must be a string, got: " + type_name(meta_field))
         if "." in meta_field:
             raise MongoError(5612403, "metaField field must be a single-element field path")
     return UnpackSpec(spec["timeField"], meta_field, user_facing=True)

@@ -15,7 +15,9 @@ that mutated these templates at random found, before the fixes (12,000 commands,
   reading (one rule now, ``arguments.scale_arg``); a time-series collMod ``expireAfterSeconds`` infinity;
 - a time-series index spec whose ``name`` was a regex, a document or a list: the buckets spec is now
   checked as any index spec is (14);
-- a find / mapReduce ``limit`` of a decimal past the long range: a 6,000-digit number in the message.
+- a find / mapReduce ``limit`` of a decimal past the long range: a 6,000-digit number in the message;
+- Python's type names in messages (``endSessions: null`` said 'NoneType', ``$_unpackBucket`` and ``$db``
+  named Python types): mongod's type names now (``type_name``).
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ TEMPLATES: list[dict[str, Any]] = [
     {"profile": -1, "slowms": 50, "sampleRate": 0.5},
     {"listCollections": 1, "filter": {"name": "c"}, "nameOnly": True, "cursor": {"batchSize": 1}},
     {"listIndexes": "ts", "cursor": {"batchSize": 1}},
+    {"endSessions": [{"id": Binary(b"s" * 16, 4)}]},
+    {"aggregate": "c", "pipeline": [{"$_unpackBucket": {"timeField": "t", "metaField": "m"}}], "cursor": {}},
 ]
 
 ODD: list[Any] = [math.nan, math.inf, -math.inf, Decimal128("NaN"), Decimal128("-1E+6000"), Decimal128("1E+6000"),
@@ -123,7 +127,7 @@ def fresh(client):
 @pytest.mark.commands("find", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify",
                       "explain", "createIndexes", "collMod", "create", "convertToCapped", "cloneCollectionAsCapped",
                       "collStats", "dbStats", "dataSize", "validate", "mapReduce", "profile", "listCollections",
-                      "listIndexes")
+                      "listIndexes", "endSessions")
 @pytest.mark.parametrize("template", TEMPLATES, ids=[f"{next(iter(t))}-{i}" for i, t in enumerate(TEMPLATES)])
 def test_every_argument_with_an_odd_value_gets_a_mongodb_error(server, fresh, template):
     failures = []
@@ -136,3 +140,14 @@ def test_every_argument_with_an_odd_value_gets_a_mongodb_error(server, fresh, te
             failures.append((where, command[where.split(".")[0]], sorted(codes, key=str), message[:120]))
     assert failures == [], "\n".join(map(repr, failures))
     assert fresh.command("ping")["ok"] == 1
+
+
+@pytest.mark.commands("aggregate", "endSessions")
+def test_messages_name_bson_types(server, fresh):
+    reply = raw_command(server.port, {"endSessions": None, "$db": DB})
+    assert reply["errmsg"] == "BSON field 'endSessions.endSessions' is the wrong type 'null', expected type 'array'"
+    reply = raw_command(server.port, {"aggregate": "c", "cursor": {}, "$db": DB,
+                                      "pipeline": [{"$_unpackBucket": {"timeField": 5}}]})
+    assert (reply["code"], reply["errmsg"]) == (5612401, "timeField field must be a string, got: int")
+    reply = raw_command(server.port, {"ping": 1, "$db": 5})
+    assert reply["errmsg"] == "BSON field '$db' is the wrong type 'int', expected type 'string'"
