@@ -59,7 +59,7 @@ class Bucket:
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
                  "slot", "columns", "stored_count", "needs_full", "full_size", "counted_bytes",
-                 "final", "left", "memo", "charged", "__weakref__")
+                 "final", "left", "memo", "charged", "kept_open", "__weakref__")
 
     def __init__(self, table: Table, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
                  meta_field: str | None):
@@ -86,6 +86,7 @@ class Bucket:
         # the most recently read buckets only (bucketview.LIVE_MEMOS) and dropped when it leaves memory
         self.memo: tuple[Any, ...] = NO_MEMO
         self.charged = 0  # what the catalog counts for it besides its table slot row (catalog.footprint)
+        self.kept_open = False  # kept open for a large measurement once (counted once, as mongod)
         table.start_ms[self.slot] = start_s * 1000
         table.size[self.slot] = rules.meta_size(meta)
 

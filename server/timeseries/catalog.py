@@ -502,7 +502,8 @@ class BucketCatalog:
             self.archive(state, bucket, reason)
         elif action is Action.CLOSE:
             self.close(state, bucket, reason)
-        else:
+        elif not bucket.kept_open:  # kept open for a large measurement: "only increment this metric once
+            bucket.kept_open = True  # per bucket" (mongod's bucket catalog)
             state.stats[reason.statistic] += 1
 
     def archive(self, state: CollectionState, bucket: Bucket, reason: Rollover) -> None:

@@ -110,7 +110,7 @@ def test_size_keeps_a_bucket_under_the_min_count_open_for_large_measurements():
     coll = Collection(timeseriesBucketMaxSize=500, timeseriesBucketMinCount=10)
     landed = coll.route([doc(i, T0 + dt.timedelta(seconds=i), s="x" * 400) for i in range(3)])
     assert ids(landed) == [0, 0, 0]
-    assert coll.stats["numBucketsKeptOpenDueToLargeMeasurements"] == 2
+    assert coll.stats["numBucketsKeptOpenDueToLargeMeasurements"] == 1  # once per bucket, as mongod
     assert coll.stats["numBucketsClosedDueToSize"] == 0
 
 
