@@ -113,13 +113,6 @@ def prepare(cmd: dict[str, Any], options: ts_options.TimeseriesOptions, columnar
     return prepare_rows(documents(cmd), lengths, options, ordered, index_rules)
 
 
-def _meta_bytes(doc: dict[str, Any], meta_field: str | None) -> int:
-    """The bytes a measurement's meta element takes (0 without one)."""
-    if meta_field is None or meta_field not in doc:
-        return 0
-    return len(encode({meta_field: doc[meta_field]})) - 5
-
-
 def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options.TimeseriesOptions,
                  ordered: bool, index_rules: Any = None) -> Prepared:
     """Validated dict measurements (see the module); ``index_rules`` as for ``prepare``."""
@@ -154,7 +147,7 @@ def prepare_rows(docs: list[Any], lengths: list[int] | None, options: ts_options
                 error = MongoError(ErrorCode.BSONObjectTooLarge, f"object to insert too large. size in bytes: "
                                    f"{stored}, max size: {rules.MAX_MEASUREMENT_BSON}")
             elif size is not None and size > 1024 * 1024 and rules.bucket_too_large(
-                    size, values := size - _meta_bytes(doc, meta_field)):
+                    size, values := size - (rules.meta_size(doc.get(meta_field, MISSING)) if meta_field else 0)):
                 # (the meta is stored once, at the bucket's top: only the other values are repeated in
                 # control min and max)
                 error = MongoError(ErrorCode.BSONObjectTooLarge,

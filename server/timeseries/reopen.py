@@ -42,12 +42,16 @@ class Loader:
         self._view: Any = None
         self._collections: dict[str, tuple[Any, dict[str, Any] | None] | None] = {}
 
-    def __call__(self, state: Any, sid: int, t_ms: int) -> dict[str, Any] | None:
-        options = state.options
+    def _read(self) -> Any:
+        """The slice's read view, opened by the first query (``close`` ends it)."""
         if self._view is None:
             self._context = self.engine.read()
             self._view = self._context.__enter__()
-        r = self._view
+        return self._view
+
+    def __call__(self, state: Any, sid: int, t_ms: int) -> dict[str, Any] | None:
+        options = state.options
+        r = self._read()
         ns = state.ns
         if ns not in self._collections:
             info = r.get_collection(ns)
@@ -64,11 +68,9 @@ class Loader:
 
     def taken(self, ns: str, bucket_id: Any) -> bool:
         """Whether a stored bucket of ``ns`` has this ``_id`` (the same read transaction)."""
-        if self._view is None:
-            self._context = self.engine.read()
-            self._view = self._context.__enter__()
-        info = self._view.get_collection(ns)
-        return info is not None and self._view.get(info, clustered_rid(bucket_id)) is not None
+        r = self._read()
+        info = r.get_collection(ns)
+        return info is not None and r.get(info, clustered_rid(bucket_id)) is not None
 
     def close(self) -> None:
         context, self._context, self._view = self._context, None, None
