@@ -6,8 +6,11 @@ index key from the records and compares the counts with what each index holds.
 
 from __future__ import annotations
 
+from typing import Any
+
 from bson.int64 import Int64
 
+from tidemark import log
 from tidemark.arguments import scale_arg as _scale
 from tidemark.coll_stats import add_unstored as _add_unstored
 from tidemark.coll_stats import empty_stats as _empty_stats
@@ -84,61 +87,109 @@ async def validate(ctx: CommandContext, cmd: dict) -> dict:
             elif view is not None:
                 raise MongoError(ErrorCode.CommandNotSupportedOnView, "Cannot validate a view")
             info = r.get_collection(ns)
-            buckets = info is not None and info.name.startswith(C.BUCKETS_PREFIX)
-            noncompliant = 0
             if info is None:
                 raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' does not exist to validate.")
-            expected = {s["name"]: 0 for s in info.indexes}
+            report = _Report(ns, info)
             keyers = {s["name"]: keyer_for(s) for s in info.indexes}
-            nrecords = invalid = 0
-            errors: list[str] = []
-            for _rid, raw in r.scan(info):
-                nrecords += 1
+            expected = dict.fromkeys(keyers, 0)
+            stored: set[bytes] = set()
+            for rid, raw in r.scan(info):
+                stored.add(rid)
                 try:
                     doc = decode(raw)
                 except Exception:  # noqa: BLE001 - a corrupt record is what validate reports
-                    invalid += 1
+                    report.invalid += 1
                     continue
-                if buckets and not is_bucket_shaped(doc):
-                    noncompliant += 1
                 for idx_name, keyer in keyers.items():
                     expected[idx_name] += len(keyer.keys(doc))
-            actual = {}
-            for idx_name in expected:
-                actual[idx_name] = sum(1 for _ in r.index_scan(info, idx_name, None, None))
-            details = {}
-            for idx_name, n in actual.items():
-                ok = n == expected[idx_name]
-                details[idx_name] = {"valid": ok}
-                if not ok:
-                    errors.append(f"index '{idx_name}' has {n} entries but the records imply {expected[idx_name]}")
+                if report.buckets is None:
+                    report.check(rid, doc)
+            keys = {idx_name: sum(1 for _ in r.index_scan(info, idx_name, None, None)) for idx_name in keyers}
+            for idx_name, n in keys.items():
+                if n != expected[idx_name]:
+                    report.bad_indexes.add(idx_name)
+                    report.errors.append(f"index '{idx_name}' has {n} entries but the records imply {expected[idx_name]}")
             stored_count = r.count(info)
-            if stored_count != nrecords:
-                errors.append(f"record count {stored_count} differs from the {nrecords} records scanned")
-            warnings = [NONCOMPLIANT_WARNING] if noncompliant else []
-            return {
-                "ns": ns, "uuid": info.uuid, "nInvalidDocuments": invalid,
-                "nNonCompliantDocuments": noncompliant,
-                "nrecords": nrecords, "nIndexes": len(expected),
-                "keysPerIndex": actual, "indexDetails": details, "valid": not errors and not invalid,
-                "repaired": False, "warnings": warnings, "errors": errors, "extraIndexEntries": [],
-                "missingIndexEntries": [], "corruptRecords": [],
-            }
+            if stored_count != len(stored):
+                report.errors.append(f"record count {stored_count} differs from the {len(stored)} records scanned")
+        nrecords = len(stored)
+        if report.buckets is not None:
+            # what readers see: stored buckets with the in-memory ones in their place, and in-memory
+            # buckets not stored yet (records and index keys in mongod, whose buckets are all stored)
+            nrecords = 0
+            for rid, doc in ts.bucket_records(ctx.server, *ns.split(".", 1)):
+                nrecords += 1
+                report.check(rid, doc)
+                if rid not in stored:
+                    for idx_name, keyer in keyers.items():
+                        keys[idx_name] += len(keyer.keys(doc))
+        return report.reply(nrecords, keys)
 
     return await ctx.run_blocking(work)
 
 
+SCHEMA_WARNING = ("Detected one or more documents not compliant with the collection's schema. Check logs for "
+                  "log id 5363500.")
 NONCOMPLIANT_WARNING = ("Detected one or more documents in this collection incompatible with time-series "
                         "specifications. For more info, see logs with log id 6698300.")
 
 
-def is_bucket_shaped(doc: dict) -> bool:
-    """The shape every time-series bucket has (mongod 7.0's validate checks buckets too): a control
-    block of version 1 or 2 with min/max documents, and a data document."""
-    control = doc.get("control")
-    return (isinstance(control, dict) and control.get("version") in (1, 2)
-            and isinstance(control.get("min"), dict) and isinstance(control.get("max"), dict)
-            and isinstance(doc.get("data"), dict))
+class _Report:
+    """validate's findings over a collection's records (mongod's validate adaptor): a record its
+    collection's validator refuses is non-compliant, a warning (validationAction "warn") or an error
+    that makes the collection invalid ("error"); a time-series bucket that passes it but is not a
+    consistent bucket (``bucket_check``) is non-compliant with a warning. Each kind is reported once,
+    each record logged."""
+
+    def __init__(self, ns: str, info: Any) -> None:
+        self.ns, self.info = ns, info
+        self.validator = C.validator_for(info)
+        self.buckets = ts.bucket_rules(info) if C.is_buckets_collection(info.name, info) else None
+        self.invalid = self.noncompliant = 0
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+        self.bad_indexes: set[str] = set()
+
+    def check(self, rid: bytes, doc: dict) -> None:
+        validator = self.validator
+        if validator is not None and not validator.accepts(doc):
+            self.noncompliant += 1
+            log.warning("STORAGE", 5363500, "Document is not compliant with the collection's schema",
+                        namespace=self.ns, recordId=_record_id(rid), reason="Document failed validation")
+            if validator.action == "warn":
+                self._once(self.warnings, SCHEMA_WARNING)
+            else:
+                self._once(self.errors, SCHEMA_WARNING)
+            return
+        if self.buckets is not None:
+            reason = ts.bucket_inconsistency(doc, *self.buckets)
+            if reason is not None:
+                self.noncompliant += 1
+                log.warning("STORAGE", 6698300, "Document is not compliant with time-series specifications",
+                            namespace=self.ns, recordId=_record_id(rid), reason=reason)
+                self._once(self.warnings, NONCOMPLIANT_WARNING)
+
+    @staticmethod
+    def _once(messages: list[str], message: str) -> None:
+        if message not in messages:
+            messages.append(message)
+
+    def reply(self, nrecords: int, keys: dict[str, int]) -> dict:
+        return {
+            "ns": self.ns, "uuid": self.info.uuid, "nInvalidDocuments": self.invalid,
+            "nNonCompliantDocuments": self.noncompliant,
+            "nrecords": nrecords, "nIndexes": len(keys),
+            "keysPerIndex": keys, "indexDetails": {name: {"valid": name not in self.bad_indexes} for name in keys},
+            "valid": not self.errors and not self.invalid,
+            "repaired": False, "warnings": self.warnings, "errors": self.errors, "extraIndexEntries": [],
+            "missingIndexEntries": [], "corruptRecords": [],
+        }
+
+
+def _record_id(rid: bytes) -> str:
+    """A record id as mongod logs it: the number of a regular collection's record, the key's hex of a
+    clustered one."""
+    return str(int.from_bytes(rid, "big")) if len(rid) <= 8 else rid.hex()
 
 
 async def data_size(ctx: CommandContext, cmd: dict) -> dict:

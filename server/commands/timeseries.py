@@ -42,15 +42,18 @@ from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
 from tidemark.query.access_path import sort_stage
+from tidemark.query.collation import parse_collation
 from tidemark.query.match import compile_filter
 from tidemark.storage.records import clustered_rid
-from tidemark.timeseries import ddl, explain_shape, ingest, scan, view
+from tidemark.timeseries import bucket_check, ddl, explain_shape, ingest, scan, view
+from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.bsoncolumn import BSONColumnError
 from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
 from tidemark.timeseries.collection import direct_write
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
-__all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_source", "close_buckets", "direct_writer",
+__all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_inconsistency", "bucket_records",
+           "bucket_rules", "bucket_source", "close_buckets", "direct_writer",
            "drop", "explain_stages", "modify", "read_source", "stored_bucket", "unstored_buckets",
            "uses_extended_range"]
 
@@ -58,6 +61,18 @@ list_collections_entry = ddl.list_collections_entry
 buckets_list_collections_entry = ddl.buckets_list_collections_entry
 read_source = view.read_source
 unstored_buckets = scan.unstored_buckets
+bucket_records = view.bucket_records
+bucket_inconsistency = bucket_check.bucket_inconsistency
+
+
+def bucket_rules(info: Any) -> tuple[Any, Any] | None:
+    """(options, default collation) a buckets collection's buckets are checked against (validate);
+    None for a collection without time-series options."""
+    options = (info.options or {}).get("timeseries")
+    if not isinstance(options, dict):
+        return None
+    spec = C.default_collation_of(info)
+    return ts_options.from_document(options), parse_collation(spec) if spec else None
 uses_extended_range = scan.uses_extended_range
 
 

@@ -367,6 +367,11 @@ class Validator:
     def active(self) -> bool:
         return self._fn is not None and self.action == "error"
 
+    def accepts(self, doc: dict) -> bool:
+        """Whether ``doc`` passes the validator whatever its action (validationLevel "off" passes every
+        document): what validate reads (mongod's checkValidation)."""
+        return self._fn is None or bool(self._fn(doc))
+
     def check(self, doc: dict, *, old_doc: dict | None = None) -> None:
         """Raise 121 DocumentValidationFailure when ``doc`` fails (moderate: only if old_doc passed)."""
         fn = self._fn

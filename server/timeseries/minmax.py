@@ -18,6 +18,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
+from tidemark.query.values import compare
 from tidemark.timeseries.bucketdoc import date_ms_of
 
 # Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
@@ -158,8 +159,8 @@ def merge_extreme(current: Any, value: Any, sign: int, collation: Any = None) ->
                 current[i] = merge_extreme(current[i], value[i], sign, collation)
         current.extend(copy_value(sub) for sub in value[shared:])
         return current
-    if type_class(value) != type_class(current):  # only in buckets written by someone else
-        return value if (type_class(value) - type_class(current)) * sign > 0 else current
+    if type_class(value) != type_class(current):  # only in buckets written by someone else: BSON's type order
+        return value if compare(value, current) * sign > 0 else current
     return value if compare_same_class(value, current, collation) * sign > 0 else current
 
 

@@ -1,12 +1,11 @@
 """validate on a time-series collection validates its buckets collection (mongod 6.2+) instead of
-answering 166, and reports buckets that do not have a bucket's shape."""
+answering 166 (the checks of each bucket: test_validate_checks.py)."""
 
 from __future__ import annotations
 
 import datetime
 
 import pytest
-from bson.objectid import ObjectId
 from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("validate", "create", "insert")
@@ -27,16 +26,6 @@ def test_validate_on_a_time_series_collection_checks_its_buckets(start_server):
     assert report["ns"] == "t.system.buckets.ts" and report["valid"] is True
     assert report["nrecords"] == 3 and report["nNonCompliantDocuments"] == 0 and report["warnings"] == []
     assert db.command("validate", "system.buckets.ts")["nrecords"] == 3
-
-
-def test_bucket_shape_check_used_by_validate():
-    from tidemark.commands.stats import is_bucket_shaped
-
-    good = {"_id": ObjectId(), "control": {"version": 2, "min": {"t": 1}, "max": {"t": 2}}, "data": {}}
-    assert is_bucket_shaped(good)
-    assert not is_bucket_shaped({"_id": ObjectId(), "control": {"version": 1}})
-    assert not is_bucket_shaped({**good, "control": {**good["control"], "version": 9}})
-    assert not is_bucket_shaped({k: v for k, v in good.items() if k != "data"})
 
 
 def test_validate_on_a_plain_view_is_still_166(db):
