@@ -61,6 +61,7 @@ from tidemark.timeseries import collection as ts_admin
 from tidemark.timeseries import ddl as ts_ddl
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import view as ts_view
+from tidemark.timeseries.bucket_compression import stored_bucket
 from tidemark.timeseries.unpack import EXTRA_STAGES as TS_EXTRA_STAGES
 
 
@@ -985,6 +986,8 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
     if "_id" not in new:
         new = {"_id": old["_id"], **new}
     C.check_storable(new)
+    if C.is_buckets_collection(info.name, info):
+        new = stored_bucket(new)
     raw = C.encode_doc(new, "update")
     if validator is not None:
         validator.check(new, old_doc=old)
@@ -1018,6 +1021,9 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
     C.check_storable(new, top_level_dollar=True)
     raw = C.encode_doc(new, "upsert")
     info = ensure_collection(w, ns)
+    if C.is_buckets_collection(info.name, info):
+        new = stored_bucket(new)
+        raw = C.encode_doc(new, "upsert")
     validator = None if validator_bypass else C.validator_for(info)
     if validator is not None:
         validator.check(new)

@@ -45,10 +45,8 @@ from tidemark.query.access_path import sort_stage
 from tidemark.query.collation import parse_collation
 from tidemark.query.match import compile_filter
 from tidemark.storage.records import clustered_rid
-from tidemark.timeseries import bucket_check, ddl, explain_shape, ingest, scan, view
+from tidemark.timeseries import bucket_check, bucket_compression, ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries import options as ts_options
-from tidemark.timeseries.bsoncolumn import BSONColumnError
-from tidemark.timeseries.bucket_compression import COMPRESSED_VERSIONS, decompress_bucket
 from tidemark.timeseries.collection import direct_write
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
@@ -140,10 +138,9 @@ async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
     for index, doc in enumerate(materialize(docs)):
         if isinstance(doc, dict) and (validator is None or validator(doc)):
             try:
-                doc = _uncompressed(doc)
-            except BSONColumnError as exc:
-                errors.append(MongoError(exc.code or ErrorCode.BadValue, f"Invalid compressed bucket: {exc}")
-                              .to_write_error(index))
+                doc = stored_bucket(doc)
+            except MongoError as exc:
+                errors.append(exc.to_write_error(index))
                 if ordered:
                     break
                 continue
@@ -192,16 +189,7 @@ async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
     return reply
 
 
-def _uncompressed(doc: dict) -> dict:
-    """A MongoDB 7.0 compressed bucket (``control.version`` 2/3, BSONColumn data; what mongodump of a
-    7.0 time-series collection holds) as the v1 bucket Tidemark stores and serves."""
-    control = doc.get("control")
-    if isinstance(control, dict) and control.get("version") in COMPRESSED_VERSIONS:
-        return decompress_bucket(doc)
-    return doc
-
-
-stored_bucket = _uncompressed  # applyOps stores replayed bucket documents as an insert would
+stored_bucket = bucket_compression.stored_bucket  # every write of a bucket document stores this form
 
 
 def _validator(info: Any) -> Any:

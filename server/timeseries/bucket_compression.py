@@ -14,6 +14,7 @@ from typing import Any
 
 from bson.binary import Binary
 
+from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries.bsoncolumn import (
     DEFAULT_MAX_SIZE,
     MISSING,
@@ -101,3 +102,24 @@ def compress_bucket(doc: dict[str, Any], time_field: str) -> dict[str, Any]:
             columns[name] = Binary(encode_column(column.get(key, MISSING) for key in rows), COLUMN_SUBTYPE)
     out["data"] = columns
     return out
+
+
+def stored_bucket(doc: dict[str, Any]) -> dict[str, Any]:
+    """A bucket document written to ``system.buckets.<c>`` (an insert, an update's result, an upsert,
+    an applyOps entry) as Tidemark stores and serves it: a compressed bucket decompressed to v1, and
+    every data field of a v1 bucket an object of rows, which is what every reader takes it to be
+    (mongod's bucket unpacker reads ``data.<field>`` as an object and fails the read otherwise).
+    MongoError with MongoDB's code (else 2 BadValue) for a bucket that is neither."""
+    control = doc.get("control")
+    try:
+        if isinstance(control, dict) and control.get("version") in COMPRESSED_VERSIONS:
+            return decompress_bucket(doc)
+    except BSONColumnError as exc:
+        raise MongoError(exc.code or ErrorCode.BadValue, f"Invalid compressed bucket: {exc}") from None
+    data = doc.get("data")
+    if isinstance(data, dict):
+        for name, column in data.items():
+            if not isinstance(column, dict):
+                raise MongoError(ErrorCode.BadValue,
+                                 f"Invalid bucket: 'data.{name}' is not an object of the bucket's measurements")
+    return doc

@@ -72,7 +72,6 @@ CORRUPTIONS = {
     "a data field control lacks": {"$set": {"data.w": {"0": 1}}},
     "a time that is not a date": {"$set": {"data.t.1": 5}},
     "a gap in the time's indexes": {"$unset": {"data.t.1": ""}},
-    "a data field that is not an object": {"$set": {"data.v": 5}},
 }
 
 
