@@ -794,9 +794,10 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
 def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: str) -> None:
     """mongod's validateNamespacesForRenameCollection: both names must be ones a user may write (its
     InvalidNamespace reason wrapped in 20 IllegalOperation: system.profile is the profiler's), a
-    time-series buckets collection only to another buckets name and nothing else to one, and system.js
-    is not renamed (storefunc.js, 7.0). (Refusing system.views / system.users is later
-    than 7.0: views_rename.js renames system.views away and back.)"""
+    time-series buckets collection only to another buckets name and nothing else to one, and neither
+    admin.system.version, system.views (renaming it away or over it left the view catalog unreadable:
+    182 to every listCollections) nor system.js is renamed (rename_collection.cpp since 6.0; the older
+    views_rename.js renamed system.views away and back)."""
     for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
         try:
             C.check_write_name(db, name)
@@ -804,6 +805,12 @@ def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: 
             if e.code != ErrorCode.InvalidNamespace:
                 raise
             raise MongoError(ErrorCode.IllegalOperation, f"error with {label} namespace: {e.message}") from None
+    if (src_db, src_name) == ("admin", "system.version"):
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "renaming the server configuration collection (admin.system.version) is not allowed")
+    if "system.views" in (src_name, dst_name):  # the view catalog is read from it by name
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "renaming system.views collection or renaming to system.views is not allowed")
     if "system.js" in (src_name, dst_name):
         raise MongoError(ErrorCode.IllegalOperation,
                          "renaming system.js collection or renaming to system.js is not allowed")

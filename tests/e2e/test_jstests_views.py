@@ -949,14 +949,24 @@ def test_drop_collection_view_and_system_views(db):
     assert db.command("listCollections")["cursor"]["firstBatch"] == []
 
 
-def test_rename_system_views_away_and_back(client, db):
+def test_system_views_is_never_renamed(client, db):
+    """mongod 6.0+ refuses to rename system.views or to rename over it (20; the older views_rename.js
+    renamed it away and back): a rename over it replaced the view catalog with a collection's
+    documents, and every listCollections of the database answered 182 from then on."""
     db.command("create", "view", viewOn="views_rename_test", pipeline=[])
     db.views_rename_test.insert_one({"_id": 1})
+    db.other.insert_one({"x": 1})
+    message = "renaming system.views collection or renaming to system.views is not allowed"
+    for source, target in (("system.views", "views"), ("other", "system.views")):
+        with pytest.raises(OperationFailure) as refused:
+            client.admin.command("renameCollection", f"{db.name}.{source}", to=f"{db.name}.{target}",
+                                 dropTarget=True)
+        assert (refused.value.code, refused.value.details["errmsg"]) == (20, message)
     assert db.view.count_documents({}) == 1
-    client.admin.command("renameCollection", f"{db.name}.system.views", to=f"{db.name}.views", dropTarget=True)
-    assert db.view.count_documents({}) == 0
-    client.admin.command("renameCollection", f"{db.name}.views", to=f"{db.name}.system.views")
-    assert db.view.count_documents({}) == 1
+    assert sorted(db.list_collection_names()) == ["other", "system.views", "view", "views_rename_test"]
+    with pytest.raises(OperationFailure) as refused:
+        client.admin.command("renameCollection", "admin.system.version", to="admin.version")
+    assert refused.value.code == 20
 
 
 def _change_reset(db):
