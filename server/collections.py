@@ -220,13 +220,19 @@ def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 
+def allow_disk_use_default(server: ServerState) -> bool:
+    """What a read that does not say ``allowDiskUse`` may do (mongod's ``allowDiskUseByDefault``,
+    true since 6.0: a blocking sort over its memory limit spills instead of failing with 292)."""
+    return bool(server.params["allowDiskUseByDefault"])
+
+
 def _stage_memory_limit(server: ServerState) -> int:
     """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
     return server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
 
 
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
-              variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
+              variables: dict | None = None, allow_disk_use: bool | None = None, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
               raw_ok: bool = False, nested: bool = False) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
@@ -239,7 +245,11 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
 
     ``collation`` is the one the command asks for (None: the collection's or view's default).
     ``target``: ``db.name`` as the command already resolved it (``tidemark.core.namespace.Namespace``).
-    ``collection_uuid``: the command's ``collectionUUID`` (checked by the resolution)."""
+    ``collection_uuid``: the command's ``collectionUUID`` (checked by the resolution).
+    ``allow_disk_use``: the command's ``allowDiskUse``; None (a command without one: count, distinct,
+    a find or aggregate that does not say) is the ``allowDiskUseByDefault`` parameter's."""
+    if allow_disk_use is None:
+        allow_disk_use = allow_disk_use_default(server)
     result, coll = _open_read(server, db, name, pipeline, hint=hint, variables=variables,
                               allow_disk_use=allow_disk_use, ctx=ctx, collation=collation, target=target,
                               collection_uuid=collection_uuid, raw_ok=raw_ok, nested=nested)
@@ -572,7 +582,7 @@ class FindSpec:
         self.max_time = C.int_arg(cmd, "maxTimeMS", command)
         self.let = C.doc_arg(cmd, "let", command)
         self.collation_spec = C.collation_arg(cmd, command)  # as asked (None: the collection's default)
-        self.allow_disk = bool(cmd.get("allowDiskUse", False))
+        self.allow_disk: bool | None = bool(cmd["allowDiskUse"]) if "allowDiskUse" in cmd else None
         self.hint = cmd.get("hint")
         # an empty min/max bounds nothing: mongod tests both with isEmpty(), so {} is as if absent
         self.min = C.doc_arg(cmd, "min", command) or None
@@ -835,8 +845,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
-        docs = _lazy_sorted(docs, spec.sort, stop, spec.allow_disk, _stage_memory_limit(server), spec.collation,
-                            spec.meta)
+        allow_disk = allow_disk_use_default(server) if spec.allow_disk is None else spec.allow_disk
+        docs = _lazy_sorted(docs, spec.sort, stop, allow_disk, _stage_memory_limit(server), spec.collation, spec.meta)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:

@@ -182,6 +182,8 @@ class ParamSpec:
 MIB = 1024 * 1024
 
 SPECS: tuple[ParamSpec, ...] = (
+    ParamSpec("allowDiskUseByDefault", True, _parse_bool, True, True,
+              "a find or aggregate without allowDiskUse may spill its blocking sort to disk (mongod 6.0+: true)"),
     ParamSpec("automationServiceDescriptor", "", _parse_automation_descriptor, True, True,
               "a service name (at most 64 bytes) that hello and isMaster echo when set"),
     ParamSpec(

@@ -80,6 +80,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     let = evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
     collation = C.collation_arg(cmd, "aggregate")
     allow_disk = _optional_bool(cmd, "allowDiskUse")
+    if allow_disk is None:
+        allow_disk = access.allow_disk_use_default(ctx.server)
     batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
     if batch_size is not None and batch_size < 0:
         raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
@@ -140,11 +142,11 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
                               restartable=not writes)
 
 
-def _optional_bool(cmd: dict, field: str) -> bool:
-    """An IDL ``optionalBool`` field (mongod's OptionalBool::parseFromBSON): absent is false; present, only
+def _optional_bool(cmd: dict, field: str) -> bool | None:
+    """An IDL ``optionalBool`` field (mongod's OptionalBool::parseFromBSON): absent is None; present, only
     a boolean will do — a number or null is 14, where a truthiness test would quietly accept it."""
     if field not in cmd:
-        return False
+        return None
     value = cmd[field]
     if not isinstance(value, bool):
         raise MongoError(ErrorCode.TypeMismatch,

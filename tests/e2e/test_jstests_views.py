@@ -415,7 +415,8 @@ def test_aggregation_on_a_view_forwards_bypass_document_validation(db):
 
 def test_aggregation_on_a_view_forwards_allow_disk_use(client, db):
     """views_aggregation's allowDiskUse check with the sort memory limit lowered to 1 MB (instead of
-    100 MB of documents): without allowDiskUse the sort through the view fails with 292."""
+    100 MB of documents): with allowDiskUse false the sort through the view fails with 292 (absent, it
+    is allowDiskUseByDefault's: true, as mongod 6.0+)."""
     db.largeColl.insert_many([{"x": i, "largeStr": "x" * 100_000} for i in range(20)])
     db.command("create", "largeView", viewOn="largeColl", pipeline=[])
     name = "internalQueryMaxBlockingSortMemoryUsageBytes"
@@ -423,7 +424,9 @@ def test_aggregation_on_a_view_forwards_allow_disk_use(client, db):
     client.admin.command("setParameter", 1, **{name: 1024 * 1024})
     try:
         for source in ("largeColl", "largeView"):
-            command_fails(db, {"aggregate": source, "pipeline": [{"$sort": {"x": -1}}], "cursor": {}}, 292)
+            command_fails(db, {"aggregate": source, "pipeline": [{"$sort": {"x": -1}}], "cursor": {},
+                               "allowDiskUse": False}, 292)
+            assert len(agg(db, source, [{"$sort": {"x": -1}}, {"$project": {"largeStr": 0}}])) == 20
         got = agg(db, "largeView", [{"$sort": {"x": -1}}, {"$project": {"x": 1, "_id": 0}}], allowDiskUse=True)
         assert got == [{"x": i} for i in range(19, -1, -1)]
     finally:

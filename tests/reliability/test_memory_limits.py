@@ -1,6 +1,6 @@
 """Aggregations cannot build multi-GB values: strings stop at 16 MB (16493), built arrays at 64 MB
 (13548), a $lookup's matches at 100 MB per document (4568), and each blocking stage at its memory
-limit (292 without allowDiskUse; with it $sort spills to disk under the dbpath and still answers
+limit (292 with allowDiskUse false, or absent under allowDiskUseByDefault false; otherwise $sort spills to disk under the dbpath and still answers
 correctly, $group/$bucketAuto answer 146, $setWindowFields 5414201) — with the server's memory staying
 far from what the unbounded query would have taken."""
 
@@ -64,7 +64,7 @@ def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
     for pipeline in ([{"$sort": {"k": 1}}], [{"$group": {"_id": "$_id", "p": {"$push": "$pad"}}}],
                      [{"$bucketAuto": {"groupBy": "$k", "buckets": 3}}],
                      [{"$setWindowFields": {"sortBy": {"k": 1}, "output": {"n": {"$documentNumber": {}}}}}]):
-        assert _code(coll, pipeline) in (292, 5414201), pipeline
+        assert _code(coll, pipeline, allowDiskUse=False) in (292, 5414201), pipeline
     assert _code(coll, [{"$group": {"_id": "$_id", "p": {"$push": "$pad"}}}], allowDiskUse=True) == 146
     assert _code(coll, [{"$setWindowFields": {"sortBy": {"k": 1}, "output": {"n": {"$documentNumber": {}}}}}],
                  allowDiskUse=True) == 5414201
@@ -73,5 +73,14 @@ def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
     assert spilled == expected
     found = [d["_id"] for d in coll.find({}, {"pad": 0}, sort=[("k", 1)], allow_disk_use=True)]
     assert found == expected
+    # a read that does not say spills as mongod 6.0+'s (allowDiskUseByDefault, true unless set false)
+    assert [d["_id"] for d in coll.aggregate([{"$sort": {"k": 1}}, {"$project": {"pad": 0}}])] == expected
+    assert [d["_id"] for d in coll.find({}, {"pad": 0}, sort=[("k", 1)])] == expected
+    client.admin.command("setParameter", 1, allowDiskUseByDefault=False)
+    assert _code(coll, [{"$sort": {"k": 1}}]) == 292
+    with pytest.raises(OperationFailure) as refused:
+        list(coll.find({}, sort=[("k", 1)]))
+    assert refused.value.code == 292
+    client.admin.command("setParameter", 1, allowDiskUseByDefault=True)
     assert os.listdir(os.path.join(srv.dbpath, "_tmp")) == []  # spilled runs are gone
     client.close()

@@ -227,8 +227,8 @@ def test_a_few_series_newest_or_oldest_merge_their_index_scans(srv, key_directio
 
 
 def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
-    """As the generic top-k sort: past internalQueryMaxBlockingSortMemoryUsageBytes, 292 without
-    allowDiskUse; with it, the answer (at most skip + limit documents are kept)."""
+    """As the generic top-k sort: past internalQueryMaxBlockingSortMemoryUsageBytes, 292 with
+    allowDiskUse false; with it, the answer (at most skip + limit documents are kept)."""
     from pymongo.errors import OperationFailure
 
     with srv.client() as client:
@@ -236,7 +236,7 @@ def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
         client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=20_000)
         try:
             with pytest.raises(OperationFailure) as failed:
-                list(coll.find({}, sort=[("t", -1)], limit=400))
+                list(coll.find({}, sort=[("t", -1)], limit=400, allow_disk_use=False))
             assert failed.value.code == 292
             assert list(coll.find({}, sort=[("t", -1)], limit=3)) == _expected(coll, {}, True, 0, 3)  # small: fits
             got = list(coll.aggregate([{"$sort": {"t": -1}}, {"$limit": 400}], allowDiskUse=True))
