@@ -74,7 +74,7 @@ from tidemark.query.match_ast import (
 )
 from tidemark.query.values import bson_type_name
 from tidemark.timeseries.bucketdoc import MetaPoint, date_ms, ms_to_date, value_points
-from tidemark.timeseries.minmax import type_class
+from tidemark.timeseries.minmax import BOUNDED_CLASSES, type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
 _INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
@@ -673,7 +673,7 @@ def _is_nan(value: Any) -> bool:
 def _measurement_bounds(path: str, op: str, value: Any, unmixed: bool = False) -> tuple[Any, ...] | None:
     """Bounds of a scalar comparison on ``control.min/max.<path>`` with the mixed-bucket guard (none
     when ``unmixed``: no bucket's min and max there are of two types)."""
-    if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) > 9:
+    if value is None or isinstance(value, (dict, list, BsonRegex)) or type_class(value) not in BOUNDED_CLASSES:
         return None
     low, high = "control.min." + path, "control.max." + path
     if op == "$eq":

@@ -18,28 +18,39 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
-from tidemark.query.values import compare
+from tidemark.query.values import (
+    BRACKET_ARRAY,
+    BRACKET_BINDATA,
+    BRACKET_BOOL,
+    BRACKET_DATE,
+    BRACKET_NULL,
+    BRACKET_NUMBER,
+    BRACKET_OBJECT,
+    BRACKET_OBJECTID,
+    BRACKET_STRING,
+    canonical_type_order,
+    compare,
+)
 from tidemark.timeseries.bucketdoc import date_ms_of
 
-# Canonical type classes (MongoDB's canonicalizeBSONType): values of different classes are
-# incompatible in one bucket (schema change); numbers of every width share one class.
-NUMBER, STRING, OBJECT, ARRAY, DATE, OID, BOOL, NULL, BINARY, OTHER = range(10)
+# Type classes are MongoDB's canonical types (canonicalizeBSONType: numbers of every width share one,
+# every BinData subtype one, Code and Code with scope two): values of different classes are
+# incompatible in one bucket (a schema change).
+NUMBER, STRING, OBJECT, ARRAY, DATE, OID = (BRACKET_NUMBER, BRACKET_STRING, BRACKET_OBJECT, BRACKET_ARRAY,
+                                            BRACKET_DATE, BRACKET_OBJECTID)
+BOOL, NULL, BINARY = BRACKET_BOOL, BRACKET_NULL, BRACKET_BINDATA
 _CLASS_BY_TYPE: dict[type, int] = {
     float: NUMBER, int: NUMBER, Int64: NUMBER, Decimal128: NUMBER, str: STRING, dict: OBJECT,
     list: ARRAY, _dt.datetime: DATE, DatetimeMS: DATE, ObjectId: OID, bool: BOOL, type(None): NULL,
     bytes: BINARY, bson.binary.Binary: BINARY,
 }
+# the classes whose values control min/max bound in a bucket filter (filters.py)
+BOUNDED_CLASSES = frozenset((NUMBER, STRING, DATE, OID, BOOL, BINARY))
 
 
 def type_class(value: Any) -> int:
     cls = _CLASS_BY_TYPE.get(type(value))
-    if cls is not None:
-        return cls
-    if isinstance(value, dict):
-        return OBJECT
-    if isinstance(value, (list, tuple)):
-        return ARRAY
-    return OTHER + hash(type(value).__name__) % 1000 + 1  # each other BSON type is its own class
+    return cls if cls is not None else canonical_type_order(value)
 
 
 def _number(value: Any) -> Any:
@@ -72,16 +83,9 @@ def compare_same_class(a: Any, b: Any, collation: Any = None) -> int:
     if cls == DATE:
         x, y = date_ms_of(a), date_ms_of(b)
         return _sign(x, y)
-    if cls == BINARY:
-        x = (len(a), getattr(a, "subtype", 0), bytes(a))
-        y = (len(b), getattr(b, "subtype", 0), bytes(b))
-        return _sign(x, y)
     if cls in (STRING, OID, BOOL):
         return _sign(a, b)
-    try:
-        return _sign(a, b)
-    except TypeError:
-        return 0
+    return compare(a, b)  # BSON order: BinData by length, subtype, bytes; regex by pattern, flags; ...
 
 
 def _sign(x: Any, y: Any) -> int:
