@@ -28,6 +28,7 @@ from tidemark.core.coll_mod_index import CollModIndex, parse_coll_mod_index, ttl
 from tidemark.core.collection import ensure_collection
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy  # BSON trueValue()
 from tidemark.timeseries.collmod import parse_expire_after_seconds as parse_coll_mod_expire
 from tidemark.timeseries.options import parse_expire_after_seconds
 
@@ -90,10 +91,10 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
     cap = capped.parse_create_options(cmd) if not clustered_spec else {}
     # mongod keeps a true ``temp`` as ``temp: true`` (listCollections shows it; renameCollection clears
     # it unless stayTemp), placed after the capped fields as its CollectionOptions writes them
-    temp = {"temp": True} if _truthy(options.pop("temp", None)) else {}
+    temp = {"temp": True} if truthy(options.pop("temp", None)) else {}
     # a given autoIndexId is kept as a bool (listCollections shows it, a re-create compares it), after
     # the capped fields as mongod's CollectionOptions writes it
-    auto = {"autoIndexId": _truthy(options["autoIndexId"])} if "autoIndexId" in options else {}
+    auto = {"autoIndexId": truthy(options["autoIndexId"])} if "autoIndexId" in options else {}
     for k in ("capped", "size", "max", "autoIndexId", "flags"):
         options.pop(k, None)
     if cap and "viewOn" in options:
@@ -182,11 +183,6 @@ def _check_clustered_capped(cmd: dict, test_commands: bool) -> None:
         if cmd.get("expireAfterSeconds") is None:
             raise MongoError(6049201, "A capped clustered collection requires the 'expireAfterSeconds' field")
         raise MongoError(ErrorCode.CommandNotSupported, "capped clustered collections are not supported by Tidemark")
-
-
-def _truthy(value: Any) -> bool:
-    """A BSON value's truth as mongod's ``trueValue`` reads it (false, 0 and null are false)."""
-    return value is not None and value is not False and value != 0
 
 
 # the fields mongod's validateIdIndexSpec lets an _id index spec hold ("_id": legacy specs had one)
@@ -744,8 +740,8 @@ async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
     # dropTarget is a bool or the UUID the target must have (mongod's variant [bool, uuid])
     target_uuid = (namespace.collection_uuid_arg({"collectionUUID": drop_target_arg}, "renameCollection")
                    if isinstance(drop_target_arg, (Binary, uuid.UUID)) else None)
-    drop_target = target_uuid is not None or _truthy(drop_target_arg)
-    stay_temp = _truthy(cmd.get("stayTemp"))
+    drop_target = target_uuid is not None or truthy(drop_target_arg)
+    stay_temp = truthy(cmd.get("stayTemp"))
     if (expected_uuid is not None or target_uuid is not None) and src_db != dst_db:
         raise MongoError(ErrorCode.InvalidOptions,
                          "Cannot provide an expected collection UUID when renaming between databases")
@@ -847,7 +843,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         if key != "collMod" and key not in GENERIC_ARGUMENTS and key not in COLLMOD_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'collMod.{key}' is an unknown field.")
 
-    dry_run = _truthy(cmd.get("dryRun", False))
+    dry_run = truthy(cmd.get("dryRun", False))
     if dry_run:
         _check_dry_run(cmd)
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
@@ -920,7 +916,7 @@ def _check_dry_run(cmd: dict) -> None:
     index = cmd.get("index")
     if index is None:
         raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an valid index modification.")
-    if not (isinstance(index, dict) and _truthy(index.get("unique", False))):
+    if not (isinstance(index, dict) and truthy(index.get("unique", False))):
         raise MongoError(ErrorCode.InvalidOptions, "dry run mode requires an index modification with unique: true.")
 
 
@@ -933,7 +929,7 @@ _MAX_VIOLATION_BYTES = 16 * 1024 * 1024 // 2
 
 def _asks_unique(cmd: dict) -> bool:
     index = cmd.get("index")
-    return isinstance(index, dict) and _truthy(index.get("unique", False))
+    return isinstance(index, dict) and truthy(index.get("unique", False))
 
 
 def _coll_mod_index(w, info, change: CollModIndex, modifications: int, dry_run: bool) -> dict:

@@ -35,6 +35,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.expr_base import type_name
+from tidemark.query.expr_logic import truthy  # BSON trueValue()
 from tidemark.query.value_repr import bson_repr
 
 __all__ = ["COMMANDS", "Md5State", "chunks_namespace"]
@@ -132,12 +133,6 @@ def _number_int(value: Any) -> int:
     return max(-(2**31), min(2**31 - 1, int(number)))
 
 
-def _truthy(value: Any) -> bool:
-    if isinstance(value, Decimal128):
-        return value.to_decimal() != 0
-    return value is not None and value is not False and value != 0
-
-
 def _chunk_bytes(chunk: dict[str, Any]) -> bytes:
     """A chunk's ``data`` as binDataClean reads it (subtype 2 without its inner length prefix)."""
     if "data" not in chunk:
@@ -177,7 +172,7 @@ async def filemd5(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     db = ctx.db
     name = chunks_namespace(cmd)
     files_id = cmd["filemd5"]
-    partial = _truthy(cmd.get("partialOk"))
+    partial = truthy(cmd.get("partialOk"))
     hasher: Any = hashlib.md5()  # noqa: S324 - GridFS's md5 is mongod's answer
     start = 0
     if partial:

@@ -19,15 +19,10 @@ from tidemark.arguments import check_fields, wrong_type
 from tidemark.context import CloseConnection, CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy  # BSON trueValue()
 from tidemark.query.index_keys import MULTIKEY_FLAG
 
 FSYNC_URL = "http://dochub.mongodb.org/core/fsynccommand"
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, Decimal128):  # a Decimal128 object is always truthy: its number decides
-        return value.to_decimal() != 0
-    return value is not None and value is not False and value != 0
 
 
 # mongod's fsync IDL (strict): these fields only, the safeBools a bool or a number, the timeout an int.
@@ -55,9 +50,9 @@ async def _flush(ctx: CommandContext) -> None:
 
 async def fsync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     _check_fsync_arguments(cmd)
-    lock = _truthy(cmd.get("lock"))
+    lock = truthy(cmd.get("lock"))
     log.info("COMMAND", 20461, "CMD fsync", ctx=f"conn{ctx.conn.id}", lock=lock,
-             forBackup=_truthy(cmd.get("forBackup")))
+             forBackup=truthy(cmd.get("forBackup")))
     fsync_lock = ctx.server.fsync_lock
     if not lock:
         if not fsync_lock.locked:  # under the lock everything is flushed already (and the writer held)
@@ -120,7 +115,7 @@ async def shutdown(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     if server.request_shutdown is None:
         raise MongoError(ErrorCode.IllegalOperation, "this server cannot be shut down by a command")
     log.info("COMMAND", 20475, "Terminating via shutdown command", ctx=f"conn{ctx.conn.id}",
-             force=_truthy(cmd.get("force")), timeoutSecs=timeout if timeout is not None else 15)
+             force=truthy(cmd.get("force")), timeoutSecs=timeout if timeout is not None else 15)
     server.request_shutdown()
     raise CloseConnection()
 

@@ -21,6 +21,7 @@ from tidemark.core import collection as C
 from tidemark.core import namespace
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy
 from tidemark.query.index_keys import keyer_for
 
 
@@ -77,6 +78,7 @@ async def validate(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "validate")
     ns = C.ns_of(db, name)
+    _check_validate_options(cmd)
 
     def work():
         nonlocal ns
@@ -128,6 +130,30 @@ async def validate(ctx: CommandContext, cmd: dict) -> dict:
     return await ctx.run_blocking(work)
 
 
+def _check_validate_options(cmd: dict) -> None:
+    """The option combinations mongod's validate command refuses (72 InvalidOptions, in its order;
+    validate.cpp). Every option is read as a truth value."""
+    flag = {name: truthy(cmd.get(name)) for name in
+            ("background", "full", "enforceFastCount", "checkBSONConformance", "repair", "metadata")}
+
+    def refuse(message: str) -> None:
+        raise MongoError(ErrorCode.InvalidOptions, f"Running the validate command with {message}")
+
+    if flag["background"] and flag["full"]:
+        refuse("both { background: true } and { full: true } is not supported.")
+    if flag["background"] and flag["enforceFastCount"]:
+        refuse("both { background: true } and { enforceFastCount: true } is not supported.")
+    if "checkBSONConformance" in cmd and not flag["checkBSONConformance"] \
+            and (flag["full"] or flag["enforceFastCount"]):
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "Cannot explicitly set 'checkBSONConformance: false' with full validation set.")
+    for other in ("background", "enforceFastCount", "checkBSONConformance"):
+        if flag[other] and flag["repair"]:
+            refuse(f"both {{ {other}: true }} and {{ repair: true }} is not supported.")
+    if flag["metadata"] and any(flag[other] for other in flag if other != "metadata"):
+        refuse("{ metadata: true } is not supported with any other options")
+
+
 SCHEMA_WARNING = ("Detected one or more documents not compliant with the collection's schema. Check logs for "
                   "log id 5363500.")
 NONCOMPLIANT_WARNING = ("Detected one or more documents in this collection incompatible with time-series "
@@ -175,14 +201,17 @@ class _Report:
             messages.append(message)
 
     def reply(self, nrecords: int, keys: dict[str, int]) -> dict:
+        valid = not self.errors and not self.invalid
+        advice = {} if valid else {"advice": "A corrupt namespace has been detected. See "
+                                             "http://dochub.mongodb.org/core/data-recovery for recovery steps."}
         return {
             "ns": self.ns, "uuid": self.info.uuid, "nInvalidDocuments": self.invalid,
             "nNonCompliantDocuments": self.noncompliant,
             "nrecords": nrecords, "nIndexes": len(keys),
             "keysPerIndex": keys, "indexDetails": {name: {"valid": name not in self.bad_indexes} for name in keys},
-            "valid": not self.errors and not self.invalid,
+            "valid": valid,
             "repaired": False, "warnings": self.warnings, "errors": self.errors, "extraIndexEntries": [],
-            "missingIndexEntries": [], "corruptRecords": [],
+            "missingIndexEntries": [], "corruptRecords": [], **advice,
         }
 
 

@@ -25,6 +25,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("validate", "create", "insert", "update")
 
@@ -139,3 +140,33 @@ def test_buckets_tidemark_writes_are_consistent(db, rows, collated):
         assert (report["valid"], report["nNonCompliantDocuments"], report["warnings"]) == (True, 0, []), report
         assert report["nrecords"] == db.system.buckets.ts.count_documents({})
         db.system.buckets.ts.delete_many({"_id": "none"})  # a direct write stores every bucket
+
+
+CONFLICTS = [
+    ({"background": True, "full": True}, "both { background: true } and { full: true } is not supported."),
+    ({"background": True, "enforceFastCount": True},
+     "both { background: true } and { enforceFastCount: true } is not supported."),
+    ({"background": 1, "repair": True}, "both { background: true } and { repair: true } is not supported."),
+    ({"enforceFastCount": True, "repair": 1.0}, "both { enforceFastCount: true } and { repair: true } is not supported."),
+    ({"metadata": True, "full": True}, "{ metadata: true } is not supported with any other options"),
+    ({"metadata": 1, "background": True}, "{ metadata: true } is not supported with any other options"),
+    ({"metadata": True, "enforceFastCount": True}, "{ metadata: true } is not supported with any other options"),
+]
+
+
+@pytest.mark.parametrize(("options", "message"), CONFLICTS)
+def test_conflicting_options_are_refused_before_anything_is_read(db, options, message):
+    """validate.cpp's option checks (72 InvalidOptions), before the collection is looked up."""
+    db.c.insert_one({})
+    for name in ("c", "missing"):
+        with pytest.raises(OperationFailure) as refused:
+            db.command({"validate": name, **options})
+        assert (refused.value.code, refused.value.details["errmsg"]) == \
+            (72, f"Running the validate command with {message}")
+
+
+def test_compatible_options_validate(db):
+    db.c.insert_one({})
+    for options in ({"full": True}, {"background": True}, {"metadata": True}, {"full": True, "repair": False},
+                    {"metadata": True, "full": False}):
+        assert db.command({"validate": "c", **options})["valid"] is True
