@@ -49,6 +49,7 @@ from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_logic import truthy
 from tidemark.query.match import compile_filter
 
 COMMAND = "applyOps"
@@ -447,6 +448,9 @@ async def _command(ctx: CommandContext, op: dict, bypass: bool) -> None:
         elif family == "drop":
             await ddl.drop(sub, body)
         elif family == "collMod":
+            if truthy(body.get("dryRun")):  # coll_mod.cpp: a dry run changes nothing, so replays none
+                raise MongoError(ErrorCode.InvalidOptions,
+                                 "dry run mode is not applicable to oplog application or applyOps")
             await ddl.coll_mod(sub, body)
         elif family == "dropIndexes":
             await indexes.drop_indexes(sub, body)

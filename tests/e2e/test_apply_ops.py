@@ -228,3 +228,17 @@ def test_pre_condition_is_refused(db):
         assert details["code"] == 6711600
         assert details["errmsg"] == "applyOps command no longer supports the 'preCondition' option"
     assert db.c.count_documents({}) == 0
+
+
+@pytest.mark.parametrize("dry_run", [True, 1])
+def test_a_collmod_dry_run_is_refused(db, dry_run):
+    """coll_mod.cpp (_processCollModDryRunMode): a dry run is not applicable to oplog application or
+    applyOps (72), and the index is left as it was (collmod_convert_to_unique_apply_ops.js)."""
+    db.d.insert_many([{"a": 1}, {"a": 2}])
+    db.d.create_index("a")
+    db.command("collMod", "d", index={"keyPattern": {"a": 1}, "prepareUnique": True})
+    details = failure(db, [{"op": "c", "ns": f"{db.name}.$cmd",
+                            "o": {"collMod": "d", "index": {"keyPattern": {"a": 1}, "unique": True},
+                                  "dryRun": dry_run}}])
+    assert (details["code"], details["errmsg"]) == (72, "dry run mode is not applicable to oplog application or applyOps")
+    assert "unique" not in db.d.index_information()["a_1"]
