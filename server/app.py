@@ -26,7 +26,7 @@ from tidemark import fsync_lock, gc_policy, log, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
-from tidemark.core.collection import system_js_globals
+from tidemark.core.collection import BUCKETS_PREFIX, system_js_globals
 from tidemark.cursors import CursorRegistry
 from tidemark.dispatch import Dispatcher
 from tidemark.params import ServerParams
@@ -36,6 +36,25 @@ from tidemark.storage.errors import StorageError
 from tidemark.timeseries import hooks as timeseries_hooks
 
 LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
+
+
+def _drop_temporary_collections(engine: Any) -> None:
+    """A standalone mongod drops every collection created with ``temp: true`` when it starts
+    (clearTmpCollections): the temporaries of a $out or renameCollection a crash left behind. (A
+    time-series buckets collection keeps its own: its view would be left without it.)"""
+    with engine.read() as r:
+        temporary = [info.ns for db in r.list_databases() for info in r.list_collections(db)
+                     if (info.options or {}).get("temp") and not info.name.startswith(BUCKETS_PREFIX)]
+    if not temporary:
+        return
+
+    def drop(w: Any) -> None:
+        for ns in temporary:
+            w.drop_collection(ns)
+
+    engine.write_sync(drop)
+    for ns in temporary:
+        log.info("STORAGE", 22247, "Dropping temporary collection", ctx="initandlisten", namespace=ns)
 
 # The thread pool: a thread per running operation (threads start as needed; one waiting for a run
 # token holds no GIL), so that long operations never occupy every thread. Requests of one connection
@@ -170,6 +189,7 @@ class App:
         # $where and mapReduce scopes hold their database's system.js (the query package reads no storage)
         javascript.set_stored_loader(functools.partial(system_js_globals, engine))
         spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
+        _drop_temporary_collections(engine)
         state = ServerState(
             options=options,
             params=params,
