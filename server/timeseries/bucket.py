@@ -59,7 +59,7 @@ class Bucket:
 
     __slots__ = ("id", "ns", "time_field", "meta_field", "sid", "key", "meta", "start_s", "state", "table",
                  "slot", "columns", "stored_count", "needs_full", "full_size", "counted_bytes",
-                 "final", "left", "memo", "charged", "kept_open", "__weakref__")
+                 "final", "left", "memo", "charged", "kept_open", "meta_bytes", "__weakref__")
 
     def __init__(self, table: Table, sid: int, key: Any, meta: Any, bucket_id: ObjectId, ns: str, start_s: int,
                  meta_field: str | None):
@@ -88,7 +88,8 @@ class Bucket:
         self.charged = 0  # what the catalog counts for it besides its table slot row (catalog.footprint)
         self.kept_open = False  # kept open for a large measurement once (counted once, as mongod)
         table.start_ms[self.slot] = start_s * 1000
-        table.size[self.slot] = rules.meta_size(meta)
+        self.meta_bytes = rules.meta_size(meta)  # its meta's BSON bytes (the catalog's memory counts them)
+        table.size[self.slot] = self.meta_bytes
 
     # -- per-slot state
     @property
@@ -230,7 +231,7 @@ class Bucket:
 
     def recomputed_size(self, n: int) -> int:
         """The rules' size of the first ``n`` rows (row by row, as they were appended)."""
-        size = rules.meta_size(self.meta)
+        size = self.meta_bytes
         if not n:
             return size
         if self.pure:

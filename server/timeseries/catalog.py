@@ -13,7 +13,7 @@ Invariants
 - Mutated only on the event loop; commits read per-slot arrays and column lists as they were at their
   drain (rows below a commit's end do not change while it runs).
 - ``memory`` accounts the memory of everything the catalog holds: per live bucket its Python objects
-  and its series (``BUCKET_OVERHEAD``), its table slot row (``Table.row_bytes``, counted by the table's
+  and its series (``BUCKET_OVERHEAD``, ``META_COPIES`` x its meta's bytes), its table slot row (``Table.row_bytes``, counted by the table's
   ``Meter``: a pure bucket's values) and, while it is not pure, ``PYTHON_OVERHEAD`` per BSON byte
   appended (``footprint``; ``Bucket.charged`` holds what was counted, given back when it leaves).
   Above the threshold
@@ -83,6 +83,10 @@ PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 # series key, meta, raw meta bytes and map entries): measured ~1.3 KB with tracemalloc, kept generous
 # (allocator slack); the bucket's table slot row is counted by its table (Table.row_bytes)
 BUCKET_OVERHEAD = 2048
+# in-memory bytes per BSON byte of a bucket's meta: its series holds the meta three times (the
+# normalized value, its key and the raw bytes it was sent as); 10 KB metas of 3,000 series took 96 MB
+# of anonymous memory, 32 KB per series, which BUCKET_OVERHEAD alone counted as 2.6 KB
+META_COPIES = 3
 # what one meta point of a live bucket holds in ``CollectionState.points`` (its tuple, the entry in its
 # point's dict, that dict's share): measured ~195 B with tracemalloc (200,000 buckets, two string leaves)
 POINT_BYTES = 200
@@ -725,9 +729,9 @@ class BucketCatalog:
     @staticmethod
     def footprint(bucket: Bucket) -> int:
         """What the catalog counts for ``bucket`` now besides its table slot row (which its table
-        counts): its Python objects and its series', and, unless it is pure, ``PYTHON_OVERHEAD`` per
+        counts): its Python objects and its series' (the meta's copies included), and, unless it is pure, ``PYTHON_OVERHEAD`` per
         byte of its values (a pure bucket's values are in the table's typed arrays, the slot row)."""
-        return BUCKET_OVERHEAD + (0 if bucket.pure else bucket.size * PYTHON_OVERHEAD)
+        return BUCKET_OVERHEAD + META_COPIES * bucket.meta_bytes + (0 if bucket.pure else bucket.size * PYTHON_OVERHEAD)
 
     def recharge(self, bucket: Bucket) -> None:
         """``bucket`` lost rows (a failed commit's): count its ``footprint`` as it is now."""

@@ -26,7 +26,7 @@ import numpy as np
 from tidemark.timeseries import rules
 from tidemark.timeseries.batch import ColumnBatch, table_key_of_row
 from tidemark.timeseries.bucketdoc import MISSING, round_start_seconds
-from tidemark.timeseries.catalog import BUCKET_OVERHEAD, now_ms
+from tidemark.timeseries.catalog import BUCKET_OVERHEAD, META_COPIES, now_ms
 from tidemark.timeseries.minmax import copy_value, merge_extreme
 
 Loader = Any  # (state, sid, t_ms) -> stored bucket document | None
@@ -213,7 +213,8 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
         return False
     k = len(series_sids)
     row_bytes = table.row_bytes_at(int(lengths.max()))
-    adds = k * (BUCKET_OVERHEAD + row_bytes) + table.live * (row_bytes - table.row_bytes)  # (catalog.footprint)
+    adds = (k * (BUCKET_OVERHEAD + row_bytes) + META_COPIES * sum(meta_bytes)  # (catalog.footprint)
+            + table.live * (row_bytes - table.row_bytes))
     if catalog.memory - catalog.leaving_bytes + adds > limits.memory_threshold:
         return False
     for i in np.argsort(firsts).tolist():

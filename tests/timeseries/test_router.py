@@ -250,7 +250,7 @@ def test_a_pure_bucket_counts_its_table_row_and_its_objects_not_its_bytes_again(
     grows only with the rows' capacity. Before, every appended byte also counted PYTHON_OVERHEAD (3)
     bytes: a 360-row TSBS bucket was counted ~300 KB for ~60 KB held (a 1-day load of 100 hosts: 632 MB
     counted, 121 MB of anonymous RSS grown), so the memory threshold closed buckets at a fifth of it."""
-    from tidemark.timeseries.catalog import BUCKET_OVERHEAD
+    from tidemark.timeseries.catalog import BUCKET_OVERHEAD, META_COPIES
 
     coll = Collection()
     coll.route([doc(i, T0, m=i % 4, v=1.0, w=i) for i in range(4)], columns=columns)  # a bucket per series
@@ -261,7 +261,7 @@ def test_a_pure_bucket_counts_its_table_row_and_its_objects_not_its_bytes_again(
                              for i in range(4)], columns=columns)
         assert all(b.pure for b in landed)
     assert len(coll.state.live) == 4 and all(b.count == 300 for b in coll.state.live.values())
-    assert all(b.charged == BUCKET_OVERHEAD for b in coll.state.live.values())
+    assert all(b.charged == BUCKET_OVERHEAD + META_COPIES * b.meta_bytes for b in coll.state.live.values())
     # only the slot rows grew (with the tables' capacity)
     assert coll.catalog.memory - sum(t.live * t.row_bytes for t in tables) == before
     assert sum(t.row_bytes for t in tables) >= 300 * 8 * 2  # (two float/int columns of 300 rows at least)
