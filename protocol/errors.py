@@ -96,6 +96,7 @@ class ErrorCode(enum.IntEnum):
     CannotGrowDocumentInCappedNamespace = 10003
     CappedPositionLost = 136
     JSInterpreterFailure = 139
+    CursorInUse = 143
     QueryPlanKilled = 175
     CursorKilled = 237
     ViewDepthLimitExceeded = 165

@@ -309,6 +309,12 @@ class ResumeTokens:
         return {"$recordId": self._last}
 
 
+def dropped_reason(uuid: Any) -> str:
+    """mongod's message for a plan whose collection was dropped (RequiresCollectionStage's restore):
+    what the next getMore of a cursor over it answers with 175 QueryPlanKilled."""
+    return f"collection dropped. UUID {uuid}"
+
+
 class CursorRegistry:
     """Live cursors of this process, by id."""
 
@@ -523,7 +529,7 @@ class CursorRegistry:
                 raise MongoError(ErrorCode.CursorNotFound, f"cursor id {int(cursor)} not found")
             cursor = found
         if cursor.in_use:
-            raise MongoError(ErrorCode.OperationFailed, f"cursor id {cursor.id} is already in use")
+            raise MongoError(ErrorCode.CursorInUse, f"cursor id {cursor.id} is already in use")
         cursor.in_use = True
         try:
             drawn = await ctx.run_blocking(_restore_and_fill, cursor, batch_size)

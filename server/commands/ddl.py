@@ -26,6 +26,7 @@ from tidemark.core import capped, clustered, namespace
 from tidemark.core import collection as C
 from tidemark.core.coll_mod_index import CollModIndex, parse_coll_mod_index, ttl_seconds
 from tidemark.core.collection import ensure_collection
+from tidemark.cursors import dropped_reason
 from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_logic import truthy  # BSON trueValue()
@@ -492,11 +493,6 @@ def _has_buckets(engine, db: str, name: str) -> bool:
 def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
     """Kill the cursors reading ``ns``; their next getMore answers 175 with ``reason``."""
     ctx.server.cursors.kill_namespace(ns, reason)
-
-
-def dropped_reason(uuid: Any) -> str:
-    """mongod's message for a plan whose collection was dropped (RequiresCollectionStage's restore)."""
-    return f"collection dropped. UUID {uuid}"
 
 
 async def drop_database(ctx: CommandContext, cmd: dict) -> dict:

@@ -94,9 +94,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
                     for s in user_specs]
 
     def fn(w: Any) -> tuple[int, int]:
-        info = w.get_collection(target.bns)
-        if info is None:
-            raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {target.ns}")
+        info = target.buckets_in(w)
         before = len(info.indexes)
         for spec in bucket_specs:
             same_name = next((s for s in info.indexes if s["name"] == spec["name"]), None)
@@ -161,7 +159,7 @@ async def drop_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) ->
     ref = cmd["index"]
 
     def fn(w: Any) -> int:
-        info = w.get_collection(target.bns)
+        info = target.buckets_in(w, "ns not found {ns}")
         was = len(info.indexes)
         if ref == "*":
             names = [s["name"] for s in info.indexes]
@@ -206,7 +204,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dic
         await settle(ctx.server, target.bns)  # open buckets must not outlive the options they were opened with
 
     def fn(w: Any) -> dict:
-        info = w.get_collection(target.bns)
+        info = target.buckets_in(w)
         reply: dict = {}
         options = dict(info.options or {})
         changed = False

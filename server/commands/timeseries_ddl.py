@@ -16,6 +16,7 @@ from tidemark.core.clustered import check_for_namespace as check_clustered_for_n
 from tidemark.core.clustered import parse_create_option as parse_clustered_option
 from tidemark.core.namespace import BUCKETS_PREFIX, is_timeseries_view
 from tidemark.core.namespace import find_view as get_view  # (rid, doc): a point lookup by _id
+from tidemark.cursors import dropped_reason
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.timeseries import options as ts_options
 from tidemark.timeseries.ddl import (
@@ -105,22 +106,24 @@ async def drop(ctx: CommandContext, db: str, name: str) -> dict:
     bns = buckets_ns(db, view_name)
     catalog = ctx.server.bucket_catalog
 
-    def fn(w: Any) -> int:
+    def fn(w: Any) -> tuple[int, Any]:
         _, view = get_view(w, db, view_name)
         n = 0
         if view is not None and (is_timeseries_view(view) or view.get("viewOn") == BUCKETS_PREFIX + view_name):
             _delete_view(w, db, view_name)
         info = w.get_collection(bns)
-        if info is not None:
-            n = len(info.indexes) + 1
-            w.drop_collection(bns)
-        return n
+        if info is None:
+            return n, None
+        w.drop_collection(bns)
+        return len(info.indexes) + 1, info.uuid
 
     await catalog_flush_before_drop(ctx, bns)
-    n = await asyncio.wrap_future(ctx.server.engine.write(fn))
+    n, uuid = await asyncio.wrap_future(ctx.server.engine.write(fn))
     catalog.forget(bns)
-    ctx.server.cursors.kill_namespace(f"{db}.{view_name}")
-    ctx.server.cursors.kill_namespace(bns)
+    # their next getMore answers 175 QueryPlanKilled, as over a dropped regular collection
+    reason = dropped_reason(uuid) if uuid is not None else None
+    ctx.server.cursors.kill_namespace(f"{db}.{view_name}", reason)
+    ctx.server.cursors.kill_namespace(bns, reason)
     return {"nIndexesWas": n, "ns": f"{db}.{name}"}
 
 

@@ -86,6 +86,8 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                     raise item
                 translated, upd, matcher = item
                 info = w.get_collection(target.bns)
+                if info is None:  # dropped since the command resolved it: nothing matches, as on a missing one
+                    continue
                 hint = None
                 if translated.hint:
                     hint = ts_indexes.translate_hint(

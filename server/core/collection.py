@@ -272,9 +272,17 @@ def prepare_insert(doc: Any) -> dict:
 
 
 def ensure_collection(w, ns: str):
-    """The collection ``ns``, created implicitly (empty options) when absent — as mongod's writes do."""
+    """The collection ``ns``, created implicitly (empty options) when absent — as mongod's writes do.
+    A view (a time-series collection's too) of that name made since the write looked the name up
+    wins, as mongod's create checks the catalog under the collection's lock (checkIfNamespaceExists):
+    48, never a collection and a view of one name."""
     info = w.get_collection(ns)
     if info is None:
+        db, _, name = ns.partition(".")
+        view = get_view(w, db, name)
+        if view is not None:
+            kind = "timeseries collection" if is_timeseries_view(view) else "view"
+            raise MongoError(ErrorCode.NamespaceExists, f"A {kind} already exists. NS: {ns}")
         info = w.create_collection(ns, {})
     return info
 

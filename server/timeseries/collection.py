@@ -50,6 +50,15 @@ class Target:
         self.time_field = options.time_field
         self.meta_field = options.meta_field
 
+    def buckets_in(self, txn: Any, missing: str = "ns does not exist: {ns}") -> Any:
+        """The buckets collection as ``txn`` sees it: a drop may have committed since the command
+        resolved its target, and then the command answers as for a missing collection (26, with
+        ``missing`` naming the view), never a Python error."""
+        info = txn.get_collection(self.bns)
+        if info is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, missing.format(ns=self.ns))
+        return info
+
 
 def resolve_target(engine: Any, db: str, name: str) -> Target:
     with engine.read() as r:
@@ -100,7 +109,7 @@ def coll_stats_document(server: Any, db: str, name: str, scale: int = 1, namespa
     catalog = server.bucket_catalog
     unstored, unstored_size = scan.unstored_buckets(server, target.bns)
     with server.engine.read() as r:
-        info = r.get_collection(target.bns)
+        info = target.buckets_in(r)
         stored = r.count(info)
         size = r.data_size(info)
         storage_size = r.storage_size(info)

@@ -164,7 +164,7 @@ async def test_concurrent_get_more_on_one_cursor_is_refused(ctx):
     cursor.in_use = True
     with pytest.raises(Exception) as info:
         await registry.next_batch(ctx, cursor, 1)
-    assert "already in use" in str(info.value)
+    assert "already in use" in str(info.value) and info.value.code == 143  # CursorInUse (cursor_manager.cpp)
     await asyncio.sleep(0)
 
 
