@@ -40,12 +40,16 @@ exact: the bucket's ``meta`` is the measurements' meta, compared under the same 
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
+import functools
 import math
 import sys
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
+from bson.datetime_ms import DatetimeMS
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
@@ -72,7 +76,7 @@ from tidemark.query.match_ast import (
     Size,
     Type,
 )
-from tidemark.query.values import bson_type_name
+from tidemark.query.values import bson_type_name, compare
 from tidemark.timeseries.bucketdoc import MetaPoint, date_ms, ms_to_date, value_points
 from tidemark.timeseries.minmax import BOUNDED_CLASSES, type_class
 
@@ -376,7 +380,23 @@ class _Deriver:
         """An ``$in`` on a top-level measurement field: the alternatives' bounds."""
         self.check_in(n)
         if not n.regexes and n.values and not (not self.simple and any(type(v) is str for v in n.values)):
-            parts = [_measurement_bounds(n.path, "$eq", v, self.unmixed) for v in n.values]
+            values = list(n.values)
+            parts: list[tuple[Any, ...] | None] = []
+            if len(values) > _ENVELOPE_FROM:
+                # per type, one range from the least to the greatest value instead of a bound per value
+                # (100,000 values compiled 100,000 bounds: 5 s; every bucket then tested them all)
+                ordered: dict[int, list[Any]] = {}
+                rest = []
+                for v in values:
+                    if type(v) in _RANGED_TYPES and not (type(v) is float and math.isnan(v)):
+                        ordered.setdefault(type_class(v), []).append(v)
+                    else:
+                        rest.append(v)
+                for group in ordered.values():
+                    parts.append(_envelope(n.path, min(group, key=_BSON_ORDER), max(group, key=_BSON_ORDER),
+                                           self.unmixed))
+                values = rest
+            parts += [_measurement_bounds(n.path, "$eq", v, self.unmixed) for v in values]
             if not _all_bounded(parts):
                 return None
             predicates = [p[1] for p in parts]
@@ -755,6 +775,24 @@ def _adjusted_oid(ms: int, span_s: int, *, high: bool) -> ObjectId:
 def _type_of(bucket: dict[str, Any], which: str, path: str) -> str:
     value = _control(bucket, which, path)
     return "missing" if value is _MISSING else bson_type_name(value)
+
+
+# an $in of more values is bounded per type by its least and greatest value (a weaker bucket filter
+# than one bound per value, as exact once the rows are filtered)
+_ENVELOPE_FROM = 16
+_RANGED_TYPES = frozenset((int, Int64, float, str, _dt.datetime, DatetimeMS, ObjectId))
+_BSON_ORDER = functools.cmp_to_key(compare)
+
+
+def _envelope(path: str, low: Any, high: Any, unmixed: bool) -> tuple[Any, ...] | None:
+    """The buckets holding a value of ``path`` in ``[low, high]`` (of one type): control.max >= low
+    and control.min <= high."""
+    above, below = (_measurement_bounds(path, "$gte", low, unmixed), _measurement_bounds(path, "$lte", high, unmixed))
+    if above is None or below is None:
+        return None
+    above_predicate, below_predicate = above[1], below[1]
+    return ({"$and": [above[0], below[0]]}, lambda b: above_predicate(b) and below_predicate(b), None, None, False,
+            lambda: {"$and": [above[5](), below[5]()]})
 
 
 def _all_bounded(parts: list[tuple[Any, ...] | None]) -> TypeGuard[list[tuple[Any, ...]]]:

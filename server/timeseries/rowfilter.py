@@ -318,17 +318,34 @@ def _constant(n: int, value: bool) -> np.ndarray:
 def _evaluate(term: Term, kind: int, values: np.ndarray) -> np.ndarray | None:
     """The exact mask of ``term`` over a typed column, or None when it has no exact vectorized form."""
     if term.op == "$in":
-        mask = None
-        for operand in term.operands:
-            hit = _compare(kind, values, "$eq", operand)
-            if hit is None:
-                return None
-            mask = hit if mask is None else mask | hit
+        mask = _in_mask(kind, values, term.operands)
     else:
         mask = _compare(kind, values, term.op, term.operands[0])
     if mask is None:
         return None
     return ~mask if term.negated else mask
+
+
+def _in_mask(kind: int, values: np.ndarray, operands: tuple[Operand, ...]) -> np.ndarray | None:
+    """A typed column's membership in an ``$in``'s operands, exactly as ``$eq`` against each (type
+    bracketing; an integer column equals only whole numbers), in one pass over the column whatever
+    the number of operands (each operand's own pass took 3 s for 1,000 rows and 100,000 values)."""
+    n = len(values)
+    if kind == DATE:
+        dates = [o.value for o in operands if o.date]
+        return np.isin(values, np.asarray(dates, np.int64)) if dates else _constant(n, False)
+    if kind not in _NUMERIC:
+        return _constant(n, False)
+    numbers = [o.value for o in operands if not o.date]
+    if kind == DOUBLE:
+        if any(type(x) is int and abs(x) > _EXACT_DOUBLE for x in numbers):
+            return None
+        return np.isin(values, np.asarray(numbers, np.float64)) if numbers else _constant(n, False)
+    whole = [int(x) for x in numbers if type(x) is int or (math.isfinite(x) and x == math.floor(x))]
+    whole = [k for k in whole if _I64_MIN <= k <= _I64_MAX]
+    if not whole:
+        return _constant(n, False)
+    return np.isin(values.astype(np.int64, copy=False), np.asarray(whole, np.int64))
 
 
 def _compare(kind: int, values: np.ndarray, op: str, operand: Operand) -> np.ndarray | None:
