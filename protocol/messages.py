@@ -26,6 +26,7 @@ from tidemark.protocol.framing import (
     HEADER_SIZE,
     INT32,
     MAX_BSON_DEPTH,
+    MAX_COMMAND_SIZE,
     UINT32,
     MsgHeader,
     OpCode,
@@ -144,6 +145,18 @@ class RawDocuments:
                                  f"{end - last} trailing bytes are not a document", request_id=request_id)
             if size < 5 or pos != end or whole[end - 1] != 0:
                 _bad_document(buffer, start, last, identifier, request_id)
+            if end - start > MAX_COMMAND_SIZE:  # (only then can one of its documents be too large)
+                sizes = np.diff(offsets, append=end)
+                oversized = np.flatnonzero(sizes > MAX_COMMAND_SIZE)
+                if len(oversized):
+                    first = int(offsets[int(oversized[0])])
+                    # mongod reads the documents in order, each validated before its size is checked
+                    try:
+                        sliced_decode.decode_all(memoryview(buffer)[start:first + int(sizes[int(oversized[0])])])
+                    except Exception as exc:  # noqa: BLE001 - bytes the client sent: whatever the decoder raises is 22
+                        raise ParseError(ErrorCode.InvalidBSON, f"Invalid BSON in document sequence "
+                                         f"'{identifier}': {exc}", request_id=request_id) from None
+                    raise _too_large(buffer, first, request_id)
         self.buffer = buffer
         self.start = start
         self.end = end
@@ -195,11 +208,64 @@ def _decode_document(
     try:
         if size <= sliced_decode.SLICE_BYTES:  # (one C call: a small document never stalls the loop)
             return codec.decode(view[pos : pos + size]), pos + size
-        return sliced_decode.decode(view[pos : pos + size]), pos + size
+        document = sliced_decode.decode(view[pos : pos + size])
     except Exception as exc:  # noqa: BLE001 - bytes the client sent: whatever the decoder raises is 22
         raise ParseError(
             ErrorCode.InvalidBSON, f"Invalid BSON in {what}: {exc}", request_id=request_id
         ) from None
+    if size > MAX_COMMAND_SIZE:  # (valid BSON, then too large: mongod's order)
+        raise _too_large(view, pos, request_id)
+    return document, pos + size
+
+
+def _too_large(data: bytes | memoryview, pos: int, request_id: int) -> ParseError:
+    """10334 for the (valid) document at ``pos`` of ``data``, longer than BSONObjMaxInternalSize: the
+    error mongod's ``BSONObj::_assertInvalid`` raises when OpMsg::parse loads a section's document.
+    The request fails as a whole; the connection stays open."""
+    (size,) = INT32.unpack_from(data, pos)
+    element = _element_text(data, pos + 4)
+    return ParseError(
+        ErrorCode.BSONObjectTooLarge,
+        f"BSONObj size: {size} (0x{size:X}) is invalid. Size must be between 0 and {MAX_COMMAND_SIZE}"
+        f"({MAX_COMMAND_SIZE // (1024 * 1024)}MB)" + (f" First element: {element}" if element else ""),
+        request_id=request_id,
+    )
+
+
+_DOUBLE = struct.Struct("<d")
+_INT64 = struct.Struct("<q")
+
+
+def _element_text(data: bytes | memoryview, pos: int) -> str | None:
+    """The element at ``pos`` of ``data`` as mongod's
+    ``BSONElement::toString`` shows it (``insert: "c"``, ``_id: ObjectId('...')``), for the scalar
+    types a command or document starts with; None for the others (the message then ends earlier)."""
+    head = bytes(data[pos : pos + 1024])  # (a longer field name is not shown)
+    kind = head[0]
+    name_end = head.find(b"\x00", 1)
+    if name_end < 0:
+        return None
+    name = head[1:name_end].decode("utf-8", "replace")
+    value = pos + name_end + 1
+    if kind == 0x02:  # string: longer than 159 bytes shows its first 150 and "..."
+        (length,) = INT32.unpack_from(data, value)
+        if length > 160:
+            return f'{name}: "{bytes(data[value + 4 : value + 154]).decode("utf-8", "replace")}..."'
+        return f'{name}: "{bytes(data[value + 4 : value + 3 + length]).decode("utf-8", "replace")}"'
+    if kind == 0x10:
+        return f"{name}: {INT32.unpack_from(data, value)[0]}"
+    if kind == 0x12:
+        return f"{name}: {_INT64.unpack_from(data, value)[0]}"
+    if kind == 0x01:  # StringBuilder::appendDoubleNice: %.16g, ".0" after an integral value
+        text = f"{_DOUBLE.unpack_from(data, value)[0]:.16g}"
+        return f"{name}: {text if any(c in text for c in '.en') else text + '.0'}"
+    if kind == 0x07:
+        return f"{name}: ObjectId('{bytes(data[value : value + 12]).hex()}')"
+    if kind == 0x08:
+        return f"{name}: {'true' if data[value] else 'false'}"
+    if kind == 0x0A:
+        return f"{name}: null"
+    return None
 
 
 # Each level below the top costs at least 7 bytes (type byte, a 1-byte name's NUL, a 5-byte empty

@@ -1,16 +1,22 @@
 """Legal and near-legal input gets mongod's answer, never 1 InternalError: the limits mongod enforces
 (pipeline length, BSON depth, sub-pipeline depth, namespace length, write batch size, stored-document
-depth, generated documents) with its codes, and deep-but-legal input simply works."""
+depth, generated documents, a message section's document size) with its codes, and deep-but-legal
+input simply works."""
 
 from __future__ import annotations
 
 import datetime
+import socket
 
+import bson
 import pytest
 from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.datetime_ms import DatetimeMS
 from harness import raw_command
+from harness.server import recv_frame
 from pymongo.errors import BulkWriteError, OperationFailure
+
+from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
 
 def _error(server, command: dict) -> dict:
@@ -121,3 +127,30 @@ def test_densify_generates_at_most_500000_documents(server, db):
     reply = _error(server, {"aggregate": "t", "pipeline": [{"$densify": {"field": "t", "range": {
         "step": 1, "unit": "hour", "bounds": "full"}}}], "cursor": {}, "$db": db.name})
     assert reply["code"] == 5897900
+
+
+@pytest.mark.commands("insert")
+def test_a_section_document_past_16mb_plus_16kb_fails_the_request_and_keeps_the_connection(server, db):
+    """mongod's OpMsg::parse: 10334 for a body or sequence document over 16,793,600 bytes, before the
+    command runs (Tidemark answered a per-document error 2), and the connection serves the next request."""
+    limit = 16 * 1024 * 1024 + 16 * 1024
+
+    def sized(doc: dict, size: int) -> dict:
+        doc = {**doc, "pad": ""}
+        doc["pad"] = "x" * (size - len(bson.encode(doc)))
+        return doc
+
+    requests = [
+        (sized({"insert": "c", "$db": db.name}, limit + 1), None, 'insert: "c"'),
+        ({"insert": "c", "$db": db.name}, {"documents": [{"_id": 0}, sized({"_id": 1}, limit + 1)]}, "_id: 1"),
+    ]
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as sock:
+        for request_id, (command, sequences, element) in enumerate(requests, 1):
+            sock.sendall(encode_op_msg_request(command, request_id, sequences=sequences))
+            reply = decode_reply(recv_frame(sock))
+            assert reply == {"ok": 0.0, "code": 10334, "codeName": "BSONObjectTooLarge", "errmsg": (
+                f"BSONObj size: {limit + 1} (0x{limit + 1:X}) is invalid. Size must be between 0 and "
+                f"{limit}(16MB) First element: {element}")}
+        sock.sendall(encode_op_msg_request({"ping": 1, "$db": "admin"}, 9))
+        assert decode_reply(recv_frame(sock))["ok"] == 1.0
+    assert db.c.count_documents({}) == 0
