@@ -187,6 +187,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         memory_limit=_stage_memory_limit(server),
+        group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
         query_collection=query_collection,

@@ -250,12 +250,20 @@ SPECS: tuple[ParamSpec, ...] = (
         "feature compatibility version (fixed at 7.0)",
     ),
     ParamSpec(
+        "internalDocumentSourceGroupMaxMemoryBytes",
+        100 * MIB,
+        _parse_positive_int,
+        True,
+        True,
+        "memory limit of a $group (its group keys and accumulators' state)",
+    ),
+    ParamSpec(
         "internalQueryMaxBlockingSortMemoryUsageBytes",
         100 * MIB,
         _parse_positive_int,
         True,
         True,
-        "memory limit of each blocking stage ($sort, $group, $bucketAuto, $setWindowFields)",
+        "memory limit of each other blocking stage ($sort, $bucketAuto, $setWindowFields)",
     ),
     ParamSpec(
         "logComponentVerbosity",

@@ -9,7 +9,8 @@
   repeating one large value, fails fast instead of growing without bound.
 - ``$lookup`` results: 100 MB per input document (4568).
 - Blocking stages (``$group``, ``$sort``, ``$bucketAuto``, ``$setWindowFields``) account what they buffer
-  against ``PipelineContext.memory_limit`` (100 MB): without ``allowDiskUse`` -> 292; with it ``$sort``
+  against ``PipelineContext.memory_limit`` (100 MB; ``$group``: ``group_memory_limit``, its own server
+  parameter): without ``allowDiskUse`` -> 292; with it ``$sort``
   spills to disk (``spill.py``), while ``$group`` and ``$bucketAuto``, which Tidemark cannot spill,
   answer 146 ExceededMemoryLimit and ``$setWindowFields`` 5414201 (mongod's code: it has no spilling
   for them either in this case).
@@ -83,5 +84,6 @@ def stage_limit_error(stage: str, limit: int, allow_disk_use: bool) -> MongoErro
         return MongoError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,
                           f"Exceeded memory limit for {stage}, but didn't allow external sort. "
                           "Pass allowDiskUse:true to opt in.")
+    # (mongod spills these; Tidemark cannot. The wording is mongod's for what cannot spill: $push's)
     return MongoError(ErrorCode.ExceededMemoryLimit,
-                      f"Exceeded memory limit of {limit} bytes for {stage}; Tidemark cannot spill {stage} to disk")
+                      f"{stage} used too much memory and cannot spill to disk. Memory limit: {limit} bytes")

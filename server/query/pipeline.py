@@ -49,7 +49,8 @@ class PipelineContext:
     index_stats: Callable[[], Iterable[dict]] | None = None
     current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
     extra_stages: dict[str, Callable[[Any, PipelineContext], Stage]] = field(default_factory=dict)
-    memory_limit: int = 100 * 1024 * 1024
+    memory_limit: int = 100 * 1024 * 1024  # internalQueryMaxBlockingSortMemoryUsageBytes
+    group_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceGroupMaxMemoryBytes ($group)
     in_facet: bool = False
     in_lookup: bool = False
     sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in

@@ -518,7 +518,7 @@ class _Batch:
         group, ctx = self.group, self.ctx
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
-        check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        check, limit = not ctx.allow_disk_use, ctx.group_memory_limit
         run_accs = []
         for r, token in enumerate(zip(owners, truncs, strict=True)):
             accs = accumulators.get(token)

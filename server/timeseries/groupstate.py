@@ -276,7 +276,7 @@ class DenseGroups:
             self.slot_of_key = self._key_table()
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
-        check, limit = not ctx.allow_disk_use, ctx.memory_limit
+        check, limit = not ctx.allow_disk_use, ctx.group_memory_limit
         sizes = self._id_sizes
         out = []
         created = []
@@ -394,8 +394,8 @@ class DenseGroups:
                 else:
                     ids_size = int(np.array([sizes[owner] for owner in meta_list], dtype=np.int64)[at[new_at]].sum())
                 self.used += _GROUP_OVERHEAD * len(new_at) + ids_size
-                if self.used > ctx.memory_limit:
-                    raise _memory_error(ctx.memory_limit)
+                if self.used > ctx.group_memory_limit:
+                    raise _memory_error(ctx.group_memory_limit)
         return slots, new_at
 
     def _keyed_slots(self, codes: np.ndarray, truncs: np.ndarray, have: int) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ REQUIRED = {
     "quiet": False,
     "logLevel": 0,
     "internalQueryMaxBlockingSortMemoryUsageBytes": 100 * 1024 * 1024,
+    "internalDocumentSourceGroupMaxMemoryBytes": 100 * 1024 * 1024,
     "cursorTimeoutMillis": 600000,
     "syncdelay": 60.0,
 }

@@ -57,7 +57,8 @@ def test_blowups_fail_fast_with_mongods_codes(start_server):
 @pytest.mark.slow
 @pytest.mark.commands("aggregate", "find", "insert")
 def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
-    srv = start_server(params={"internalQueryMaxBlockingSortMemoryUsageBytes": 200_000})
+    srv = start_server(params={"internalQueryMaxBlockingSortMemoryUsageBytes": 200_000,
+                               "internalDocumentSourceGroupMaxMemoryBytes": 200_000})
     client = srv.client()
     coll = client.mem.docs
     coll.insert_many([{"_id": i, "k": (i * 7919) % 1000, "pad": "p" * 500} for i in range(2000)])  # ~1 MB
