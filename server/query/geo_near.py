@@ -10,7 +10,9 @@ before the geo field of a compound index, and for planar ``$nearSphere`` on a 2d
 index is read and sorted instead. On a 2d index the query point must lie on the index's plane
 (``[min, max]`` on both axes, bounds included) or the read fails, before anything is read, with
 mongod's 16433 (``Plane.check_query_point``); a planar distance is mongod's ``distance`` (exact
-along an axis: ``geo_query.planar_distance``).
+along an axis: ``geo_query.planar_distance``). Which documents a near search keeps is decided in one
+place, ``NearQuery.kept`` (planar: in the annulus by ``$center``'s comparison; the re-applied filter
+uses it too).
 
 **$geoNear** is a near query on its ``key`` field (``$near`` for GeoJSON or planar points,
 ``$nearSphere`` for ``spherical: true``) AND ``query``; each result gets ``distanceField`` (x
@@ -65,6 +67,10 @@ def _distance(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
     return best
 
 
+def _kept(near: Any, doc: dict, path: str) -> tuple[float, Any] | None:
+    return near.kept(v for v in get_path_values(doc, path) if v is not MISSING)
+
+
 def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -> Iterator[tuple[bytes, dict]]:
     """(rid, document) of a GEO_NEAR plan, nearest first, inside [min, max] distance.
 
@@ -81,15 +87,14 @@ def near_scan(plan: Any, scan: Callable[[list], Iterator[tuple[bytes, dict]]]) -
 
     def take(intervals: list) -> None:
         for rid, doc in scan(intervals):
-            found = _distance(near, doc, np.path)
-            if found is not None and found[0] <= near.max_distance:
+            found = _kept(near, doc, np.path)
+            if found is not None:
                 heapq.heappush(heap, (found[0], next(seq), rid, doc, found[1]))
 
     def emit(limit: float) -> Iterator[tuple[bytes, dict]]:
         while heap and heap[0][0] <= limit:
             d, _, rid, doc, loc = heapq.heappop(heap)
-            if near.in_range(d):
-                yield rid, _decorate(np, plan.meta, doc, d, loc)
+            yield rid, _decorate(np, plan.meta, doc, d, loc)
 
     if kind == "2d":
         # mongod's GeoNear2DStage hashes the query point on the index's plane before it reads

@@ -27,7 +27,8 @@ Planar geometry uses shapely; spherical geometry uses S2 (``geo_parse``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -325,8 +326,45 @@ class NearQuery:
                 best = (d, raw)
         return best
 
-    def in_range(self, d: float) -> bool:
-        return self.min_distance <= d <= self.max_distance
+    def kept(self, values: Iterable[Any]) -> tuple[float, Any] | None:
+        """(distance, location) of the nearest geometry among a document's field ``values`` when the
+        query keeps the document, else None: the one rule of a near search and of its re-applied filter.
+
+        Spherical: the distance within [min, max], compared in metres as mongod's near stages do
+        (geoNearDistanceBounds: a legacy query's radians times the earth's radius on both sides, the
+        bounds capped at half its circumference). Planar, as mongod's GeoNear2DStage: a $near is a
+        $within-annulus search sorted by distance, so some point must lie in the annulus [min, max]
+        by ``distance_compare`` (the rule of ``$center``: exact along an axis, where the reported
+        distance may pass ``$maxDistance`` by an ulp), and the nearest distance must lie within
+        [min - eps, max + eps], the interval bounds mongod widens by the largest axis-aligned
+        rounding error ``eps`` (DBL_EPSILON x (max(|x|, |y|) of the centre + the outer radius))."""
+        best: tuple[float, Any] | None = None
+        inside = self.spherical
+        lo, hi = self.min_distance, self.max_distance
+        for value in values:
+            for raw, shape in stored_pairs(value):
+                d = self.distance(shape)
+                if d is None:
+                    continue
+                if best is None or d < best[0]:
+                    best = (d, raw)
+                if not inside:
+                    flat = cast(tuple[float, float], shape.flat)  # (measured: a planar point)
+                    inside = (distance_compare(flat, self.xy, lo) >= 0
+                              and distance_compare(flat, self.xy, hi) <= 0)
+        if best is None or not inside:
+            return None
+        d = best[0]
+        if self.spherical:
+            if not self.geojson:
+                d, lo, hi = d * EARTH_RADIUS_M, lo * EARTH_RADIUS_M, hi * EARTH_RADIUS_M
+            return best if min(lo, _HALF_EARTH_M) <= d <= min(hi, _HALF_EARTH_M) else None
+        eps = sys.float_info.epsilon * (max(abs(self.xy[0]), abs(self.xy[1])) + hi)
+        if lo > 0:
+            lo -= eps
+        if hi > 0:
+            hi += eps
+        return best if lo <= d <= hi else None
 
     @property
     def max_radians(self) -> float:
@@ -335,6 +373,9 @@ class NearQuery:
             return math.pi
         r = self.max_distance / EARTH_RADIUS_M if self.geojson else self.max_distance
         return min(r, math.pi)
+
+
+_HALF_EARTH_M = 2 * math.pi * EARTH_RADIUS_M / 2  # mongod's kMaxEarthDistanceInMeters
 
 
 def _angle_to(point: Any, shape: Shape) -> list[float]:

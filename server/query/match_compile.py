@@ -121,8 +121,7 @@ class _Compiler:
             near = node.near
 
             def in_range(v: Any) -> bool:
-                found = near.nearest(v)
-                return found is not None and near.in_range(found[0])
+                return near.kept((v,)) is not None
 
             return _on_path(node.path, in_range, expand=False)
         if type(node) is Text:
