@@ -189,7 +189,7 @@ OTHER_CODE_NAMES: dict[int, str] = {
     132: "OBSOLETE_ConfigServersInconsistent", 133: "FailedToSatisfyReadPreference",
     134: "ReadConcernMajorityNotAvailableYet", 135: "StaleTerm", 137: "IncompatibleShardingConfigVersion",
     138: "RemoteOplogStale", 140: "InvalidSSLConfiguration", 141: "SSLHandshakeFailed", 142: "JSUncatchableError",
-    143: "CursorInUse", 144: "IncompatibleCatalogManager", 145: "PooledConnectionsDropped", 147: "ZLibError",
+    144: "IncompatibleCatalogManager", 145: "PooledConnectionsDropped", 147: "ZLibError",
     148: "ReadConcernMajorityNotEnabled", 149: "NoConfigPrimary", 150: "StaleEpoch",
     151: "OperationCannotBeBatched", 152: "OplogOutOfOrder", 153: "ChunkTooBig", 154: "InconsistentShardIdentity",
     155: "CannotApplyOplogWhilePrimary", 156: "OBSOLETE_NeedsDocumentMove", 157: "CanRepairToDowngrade",
