@@ -521,6 +521,7 @@ async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
     # the database's collections go, and the cursors reading them, as each collection's drop kills them
     for info in await _write(ctx, fn):
         _kill_cursors(ctx, info.ns, dropped_reason(info.uuid))
+        ctx.server.top.forget(info.ns)  # as each collection's drop does
     return {"dropped": db}
 
 

@@ -104,6 +104,16 @@ def test_a_dropped_collection_leaves_top(db, client):
     assert _top(client, f"{db.name}.gone") is None
 
 
+def test_a_dropped_database_leaves_top(client):
+    """mongod's dropDatabase drops each collection, and each drop leaves Top (Tidemark kept them)."""
+    other = client.top_dropped_db
+    other.a.insert_one({})
+    other.b.insert_one({})
+    assert _top(client, "top_dropped_db.a") is not None
+    client.drop_database("top_dropped_db")
+    assert _top(client, "top_dropped_db.a") is None and _top(client, "top_dropped_db.b") is None
+
+
 INVALID_NAMES = ["a\x00b", "", "$x", ".a", "a$b", "x" * 300]
 
 
