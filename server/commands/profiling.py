@@ -53,8 +53,12 @@ def _sample_rate(cmd: dict[str, Any]) -> float | None:
 
 
 def _filter(cmd: dict[str, Any]) -> Any:
-    value = cmd.get("filter")
-    if value is None or isinstance(value, dict) or value == "unset":
+    """The filter asked for: None when the field is absent; a present null is refused as any other
+    value that is neither an object nor "unset" (mongod's parseObjectOrUnset)."""
+    if "filter" not in cmd:
+        return None
+    value = cmd["filter"]
+    if isinstance(value, dict) or value == "unset":
         return value
     raise MongoError(ErrorCode.BadValue, "Expected an object, or the string 'unset'.")
 

@@ -238,3 +238,11 @@ def test_distinct_entry_carries_its_plan_and_counters(profiled):
     assert (entry["keysExamined"], entry["docsExamined"], entry["planSummary"]) == (5, 5, "IXSCAN { b: 1 }")
     assert entry["command"]["collation"] == {"locale": "fr"} and entry["protocol"] == "op_msg"
     assert "responseLength" in entry and "millis" in entry and "numYield" in entry and "locks" in entry
+
+
+@pytest.mark.parametrize("bad", [None, 1, "set", [], True])
+def test_a_filter_neither_an_object_nor_unset_is_refused(db, bad):
+    """mongod's parseObjectOrUnset: null too is 2 (Tidemark took a null filter as no filter)."""
+    with pytest.raises(OperationFailure) as refused:
+        db.command("profile", 0, filter=bad)
+    assert (refused.value.code, refused.value.details["errmsg"]) == (2, "Expected an object, or the string 'unset'.")
