@@ -479,7 +479,12 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
         return _mark_const(const(MISSING))
     elif name == "NOW":
         base = lambda doc, vars: _now(vars)  # noqa: E731
-    elif name in ("CLUSTER_TIME", "USER_ROLES", "SEARCH_META"):
+    elif name == "CLUSTER_TIME":
+        # a standalone has no logical clock: mongod parses the variable and fails when it is read
+        # (variables.cpp, 51144), so a view or a $cond branch that never reads it works
+        def base(doc, vars):
+            raise MongoError(51144, "Builtin variable '$$CLUSTER_TIME' is not available")
+    elif name in ("USER_ROLES", "SEARCH_META"):
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
         def base(doc, vars):
