@@ -241,10 +241,9 @@ def _to_js(v: Any) -> Any:
         return [_to_js(x) for x in v]
     if t is Int64 or isinstance(v, int):
         return int(v)
-    if t is Decimal128:
+    if t is Decimal128:  # a JS number: a decimal past a double's range is an infinity (-1E+6000 too)
         d = v.to_decimal()
-        return float(d) if d.is_finite() else {"\u0001t": "num", "v": "NaN" if d.is_nan() else
-                                               ("-Infinity" if d < 0 else "Infinity")}
+        return _to_js(float("nan") if d.is_nan() else float(d))
     if isinstance(v, _dt.datetime):
         if v.tzinfo is not None:
             v = v.astimezone(_dt.UTC).replace(tzinfo=None)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from bson.code import Code
+from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
@@ -115,6 +116,23 @@ def test_values_convert_both_ways():
     assert r["arr"] == [1.0, [2.0], {"k": "v"}]
     assert r["int"] == 4 and type(r["int"]) is int
     assert r["nan"] != r["nan"] and "undef" not in r or r["undef"] is None
+
+
+DECIMAL_EDGES = [("-1E+6000", float("-inf")), ("1E+6000", float("inf")), ("Infinity", float("inf")),
+                 ("-Infinity", float("-inf")), ("1E-6000", 0.0), ("-0", -0.0), ("2.5", 2.5)]
+
+
+@pytest.mark.parametrize("text, number", DECIMAL_EDGES)
+def test_a_decimal_of_any_magnitude_reaches_javascript_as_a_number(text, number):
+    """A Decimal128 past a double's range is an infinity in JavaScript, as mongod's JS numbers: -1E+6000
+    became a raw -inf the JSON handed to the engine refused (1 InternalError; found by the command
+    fuzzer)."""
+    (out,) = run([{"$project": {"_id": 0, "r": fn("function(x) { return [x, typeof x]; }", ["$d"])}}],
+                 [{"_id": 1, "d": Decimal128(text)}])
+    assert out["r"] == [number, "number"]
+    (nan,) = run([{"$project": {"_id": 0, "r": fn("function(x) { return x !== x; }", ["$d"])}}],
+                 [{"_id": 1, "d": Decimal128("NaN")}])
+    assert nan["r"] is True
 
 
 @pytest.mark.parametrize("spec,code", [
