@@ -301,7 +301,10 @@ class App:
             await asyncio.sleep(state.params["clientCursorMonitorFrequencySecs"] if state else 4)
             state = self.state
             if state is not None:
-                killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"])
+                killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"],
+                                                 session_cursors=state.params["enableTimeoutOfInactiveSessionCursors"])
+                # (mongod kills the cursors of ended and expired sessions at its session-cache refresh)
+                state.cursors.kill_orphans(state.sessions.live())
                 if killed:
                     log.info("QUERY", 20528, "Killed idle cursors", ctx="clientcursormon", count=killed)
 

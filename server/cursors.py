@@ -22,7 +22,13 @@ Invariants:
   read knows its end without drawing (mongod's ``PlanExecutor::isEOF``: a find's limit spent, its
   IDHACK lookup done, a missing collection, a snapshot's list drained — ``_ends_here``), else it stays
   open and the next getMore answers an empty batch with id 0.
-- A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`.
+- A cursor idle longer than ``cursorTimeoutMillis`` is killed by :meth:`CursorRegistry.reap_idle`, unless
+  it was opened in a session (an ``lsid`` naming one, as every driver sends) and
+  ``enableTimeoutOfInactiveSessionCursors`` is false (mongod's default; CursorManager::
+  cursorShouldTimeout_inlock): such a cursor lives as long as its session, and dies with it — at once on
+  killSessions/killAllSessions, and for a session ended (endSessions) or expired at the next session-cache
+  refresh (:meth:`CursorRegistry.kill_orphans`, run by the reaper and refreshLogicalSessionCacheNow, as
+  mongod's LogicalSessionCacheImpl::_refresh kills the cursors of ended and removed sessions).
 - A cursor a catalog change killed (drop, dropDatabase, rename, the drop of the index it scans) is
   closed at once, but the registry remembers why (``killed_reason``): its next getMore answers what
   mongod's plan executor answers on restoring the plan, 175 QueryPlanKilled with mongod's message, once;
@@ -148,6 +154,20 @@ class Cursor:
                 close()
             except Exception:  # a generator's cleanup must not break killCursors
                 pass
+
+
+def _session_id(cursor: Cursor) -> Any:
+    """The id of the session the cursor was opened in, or None (no lsid, or a client's odd lsid whose
+    id cannot be hashed: it names no session, as in the session cache)."""
+    lsid = cursor.lsid
+    if not isinstance(lsid, dict):
+        return None
+    session_id = lsid.get("id")
+    try:
+        hash(session_id)
+    except TypeError:
+        return None
+    return session_id
 
 
 def _raw_bytes(document: Any) -> Any:
@@ -429,12 +449,8 @@ class CursorRegistry:
         any session when ``lsid_ids`` is None — only those ``owner`` (a Principal) opened, unless
         ANYONE; only those of users named in ``names`` (a set of UserName), unless None."""
         def under(c: Cursor) -> bool:
-            if not isinstance(c.lsid, dict):
-                return False
-            try:
-                return lsid_ids is None or c.lsid.get("id") in lsid_ids
-            except TypeError:  # a client's odd (unhashable) lsid id names no session
-                return False
+            session_id = _session_id(c)
+            return session_id is not None and (lsid_ids is None or session_id in lsid_ids)
 
         doomed = [
             c.id
@@ -446,14 +462,28 @@ class CursorRegistry:
             self.kill(cursor_id)
         return len(doomed)
 
-    def reap_idle(self, timeout_ms: int, now: float | None = None) -> int:
-        """Kill cursors idle for longer than ``timeout_ms``; returns how many were killed."""
+    def kill_orphans(self, session_live: Callable[[Any, Any], bool]) -> int:
+        """Kill the idle cursors opened in a session that ``session_live(session id, owner)`` says has
+        ended or expired; returns how many were killed."""
+        doomed = [
+            c.id
+            for c in self._cursors.values()
+            if not c.in_use and (session_id := _session_id(c)) is not None and not session_live(session_id, c.owner)
+        ]
+        for cursor_id in doomed:
+            self.kill(cursor_id)
+        return len(doomed)
+
+    def reap_idle(self, timeout_ms: int, now: float | None = None, session_cursors: bool = False) -> int:
+        """Kill cursors idle for longer than ``timeout_ms`` — those opened in a session only when
+        ``session_cursors`` (enableTimeoutOfInactiveSessionCursors); returns how many were killed."""
         now = time.monotonic() if now is None else now
         limit = timeout_ms / 1000
         idle = [
             c.id
             for c in self._cursors.values()
             if not c.in_use and not c.no_timeout and now - c.last_used > limit
+            and (session_cursors or _session_id(c) is None)
         ]
         for cursor_id in idle:
             self.kill(cursor_id)

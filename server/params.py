@@ -230,6 +230,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "enable test-only commands such as configureFailPoint (start-up only, like mongod)",
     ),
     ParamSpec(
+        "enableTimeoutOfInactiveSessionCursors",
+        False,
+        _parse_bool,
+        True,
+        True,
+        "let cursors opened in a session time out after cursorTimeoutMillis too (else they end with their session)",
+    ),
+    ParamSpec(
         "failStorageCommitsForTest",
         {"times": 0, "errno": "ENOSPC", "at": "commit"},
         _parse_commit_faults,

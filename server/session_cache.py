@@ -3,7 +3,8 @@
 
 A session is recorded when a command carries its ``lsid`` (dispatch) or ``startSession`` creates it,
 with the time of its last use; ``endSessions``/``killSessions`` remove it; sessions unused for
-``logicalSessionTimeoutMinutes`` (30) expire. The record is mongod's ``{_id: {id, uid}, lastUse}`` where
+``logicalSessionTimeoutMinutes`` (30) expire. The cursors opened in a session live as long as it
+(:meth:`SessionCache.live`; server/cursors.py). The record is mongod's ``{_id: {id, uid}, lastUse}`` where
 ``uid`` is the SHA-256 digest of the authenticated user (of the empty string without one), plus
 ``user: {name}`` for an authenticated user. Event-loop thread only; bounded like mongod's cache.
 
@@ -92,6 +93,13 @@ class SessionCache:
         for key in [k for k, last in self._sessions.items() if last < limit]:
             del self._sessions[key]
             self._flushed.discard(key)  # the collection's TTL index expires its record
+
+    def live(self) -> Callable[[Any, Any], bool]:
+        """After expiring idle sessions: whether the session (id, owner Principal or None) is live — what
+        the cursors opened in a session live by (CursorRegistry.kill_orphans)."""
+        self.expire()
+        sessions = self._sessions
+        return lambda session_id, owner: (session_id, owner) in sessions
 
     def records(self, wanted: Callable[[Any], bool] | None) -> list[dict[str, Any]]:
         """The session records whose owner (a Principal or None) ``wanted`` accepts (None: every

@@ -10,7 +10,8 @@ which drivers' versioned-API tests run with ``apiStrict``; ``testDeprecation``: 
 in API Version 1 and deprecated there (``apiDeprecationErrors: true`` refuses it with 324 before it
 runs: commands/api_version.py). ``refreshLogicalSessionCacheNow``: flush the session cache to
 ``config.system.sessions`` now (server/session_cache.py): every live session's record upserted (its
-``lastUse`` never moved back), the records of sessions ended since the last flush removed; the
+``lastUse`` never moved back), the records of sessions ended since the last flush removed, the cursors
+of sessions ended or expired killed; the
 collection is created with mongod's TTL index ``lsidTTLIndex`` when missing. What ``$listSessions``
 lists (server/query/stage_list_sessions.py). ``waitForFailPoint``: until a fail point has been entered so many times in all. ``sleep``: mongod's test command, ``{sleep: 1, secs |
 seconds, millis, lock | w}`` (10 s when no time is given), interruptible by killOp and maxTimeMS; its
@@ -168,6 +169,8 @@ async def refresh_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, 
     except BaseException:
         sessions.restore_ended(ended)
         raise
+    # the cursors of the sessions ended or expired die with them (LogicalSessionCacheImpl::_refresh)
+    ctx.server.cursors.kill_orphans(sessions.live())
     return {}
 
 

@@ -79,7 +79,9 @@ def test_closed_cursors_give_their_memory_back(start_server):
 
 @pytest.mark.slow
 def test_idle_cursors_time_out_and_are_counted(start_server):
-    srv = start_server(params={"cursorTimeoutMillis": 500, "clientCursorMonitorFrequencySecs": 1})
+    # (pymongo opens them in its implicit session: mongod times such cursors out only with the parameter)
+    srv = start_server(params={"cursorTimeoutMillis": 500, "clientCursorMonitorFrequencySecs": 1,
+                               "enableTimeoutOfInactiveSessionCursors": "true"})
     with srv.client() as client:
         client.db.c.insert_many([{"i": i} for i in range(10)])
         first = client.admin.command("serverStatus")["metrics"]["cursor"]

@@ -61,7 +61,9 @@ def test_ten_thousand_idle_cursors_leave_other_clients_working(start_server):
 @pytest.mark.slow
 @pytest.mark.commands("find", "getMore")
 def test_idle_cursors_time_out_after_cursor_timeout_millis(start_server):
-    srv = start_server(params={"cursorTimeoutMillis": 1000, "clientCursorMonitorFrequencySecs": 1})
+    # (pymongo opens them in its implicit session: mongod times such cursors out only with the parameter)
+    srv = start_server(params={"cursorTimeoutMillis": 1000, "clientCursorMonitorFrequencySecs": 1,
+                               "enableTimeoutOfInactiveSessionCursors": "true"})
     client = srv.client()
     db = client["idle"]
     db.c.insert_many([{"_id": i} for i in range(50)])
