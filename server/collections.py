@@ -196,9 +196,9 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         coll=coll,
     )
     kwargs["write_out"] = lambda spec, docs: write_out(server, db, spec, docs)
-    kwargs["merge_into"] = lambda spec, docs, collation: write_stages.merge_into(
+    kwargs["merge_into"] = lambda spec, docs, collation, variables: write_stages.merge_into(
         server, db, spec, docs, collation,
-        lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp))
+        lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp), variables)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)

@@ -16,9 +16,13 @@ $merge follows mongod's DocumentSourceMerge:
   (``keepExisting``); an unmatched result is inserted (an ``_id`` generated if it has none),
   discarded or refused (13113, after the batch's other writes, as mongod's batch);
   ``whenMatched: "fail"`` inserts, and the duplicate is its error;
-- ``whenMatched: [stages]`` runs the update pipeline over the matched document with ``let`` (``$$new``,
+- ``whenMatched: [stages]`` runs the update pipeline over the matched document with the aggregate
+  command's variables (its ``let``, ``$$NOW``) and the stage's ``let`` over them (a stage variable of the
+  same name wins): mongod sends the merge's updates with the command's ``let`` and the stage's evaluated
+  ``let`` as each statement's ``c`` constants, which PipelineExecutor defines last
+  (CommonMongodProcessInterface::buildUpdateOp, DocumentSourceMerge::create); ``$$new``,
   the result document, is always defined with ``whenNotMatched: "insert"``; 51273 if ``let`` binds it
-  to anything but ``"$$ROOT"``); unmatched with ``whenNotMatched: "insert"``, the result itself is
+  to anything but ``"$$ROOT"``; unmatched with ``whenNotMatched: "insert"``, the result itself is
   inserted (mongod 4.4+ sends an ``upsertSupplied`` update with ``c: {new: <result>}``);
 - the results are written in batches of up to 16 MB, each an *unordered* batch (mongod's
   ``ordered: false`` insert/update commands): a statement that fails (a duplicate key, 66, 121 ...)
@@ -130,10 +134,12 @@ class _PipelineUpdate:
     pipeline: $addFields/$set, $project/$unset, $replaceRoot/$replaceWith), with the ``let`` variables
     evaluated against the result document (without ``let``: ``$$new`` is the result document; with
     ``whenNotMatched: "insert"`` ``$$new`` is always defined, as mongod must send the result as
-    ``c.new``: DocumentSourceMerge::create). An unmatched result with ``whenNotMatched: "insert"`` is
-    mongod's ``upsertSupplied`` upsert: the result itself is inserted (``upserted``)."""
+    ``c.new``: DocumentSourceMerge::create). ``variables``: the aggregate command's (its ``let``,
+    ``$$NOW``), which the ``let`` expressions may use and the stages see under the ``let`` values. An
+    unmatched result with ``whenNotMatched: "insert"`` is mongod's ``upsertSupplied`` upsert: the result
+    itself is inserted (``upserted``)."""
 
-    def __init__(self, spec: dict, not_matched: str):
+    def __init__(self, spec: dict, not_matched: str, variables: dict):
         self.stages = spec["whenMatched"]
         let = spec.get("let")
         if let is None:  # (an explicit null too: mongod's IDL cannot tell it from an absent field)
@@ -147,10 +153,12 @@ class _PipelineUpdate:
         for name in let:
             validate_variable_name(name)
         self.let = [(name, compile_expression(expr)) for name, expr in let.items()]
-        update_mod.parse_update(self.stages, variables={name: None for name in let})  # validated now
+        self.variables = variables
+        update_mod.parse_update(self.stages, variables={**variables, **dict.fromkeys(let)})  # validated now
 
     def update_for(self, doc: dict) -> Any:
-        variables = {name: fn(doc, {}) for name, fn in self.let}
+        command = self.variables
+        variables = {**command, **{name: fn(doc, command) for name, fn in self.let}}
         return update_mod.parse_update(self.stages, variables=variables)
 
     @staticmethod
@@ -172,15 +180,17 @@ _INTERRUPTIONS = frozenset({ErrorCode.Interrupted, ErrorCode.InterruptedAtShutdo
                             ErrorCode.ExceededTimeLimit})
 
 
-def merge_into(server: ServerState, db: str, spec: Any, docs, collation: Any, check_target) -> None:
+def merge_into(server: ServerState, db: str, spec: Any, docs, collation: Any, check_target,
+               variables: dict | None = None) -> None:
     """$merge ``docs`` into the target, one write transaction per batch. ``check_target(db, coll,
     spec)`` refuses views and time-series targets. ``collation``: the pipeline's (None = simple), which
-    the unique index backing the ``on`` fields must have."""
+    the unique index backing the ``on`` fields must have. ``variables``: the aggregate command's (its
+    evaluated ``let`` and ``$$NOW``), which a ``whenMatched`` pipeline sees."""
     opts = merge_options(spec)
     target_db, target = opts["db"] or db, opts["into"]
     on, matched, not_matched = opts["on"], opts["whenMatched"], opts["whenNotMatched"]
     # its parse errors before any read
-    updater = _PipelineUpdate(spec, not_matched) if matched == "pipeline" else None
+    updater = _PipelineUpdate(spec, not_matched, variables or {}) if matched == "pipeline" else None
     check_target(target_db, target, spec)
     check_on_fields(server, db, spec, collation)
     with_id = "_id" in on

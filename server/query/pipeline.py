@@ -44,7 +44,7 @@ class PipelineContext:
     query_collection: Callable[[str, str, dict, dict | None], Iterator[dict]] | None = None
     deadline: Callable[[], None] | None = None  # raises 50 once the read's maxTimeMS has passed
     write_out: Callable[[Any, Iterator[dict]], None] | None = None
-    merge_into: Callable[[Any, Iterator[dict], Any], None] | None = None  # (spec, docs, collation)
+    merge_into: Callable[[Any, Iterator[dict], Any, dict], None] | None = None  # (spec, docs, collation, variables)
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
     current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report

@@ -116,7 +116,7 @@ def parse_merge(spec: Any, ctx: PipelineContext) -> Stage:
     collation = ctx.collation
 
     def apply(docs):
-        _need(merge, "$merge")(spec, docs, collation)
+        _need(merge, "$merge")(spec, docs, collation, ctx.variables)
         yield from ()
     return Stage("$merge", spec, apply, blocking=True)
 

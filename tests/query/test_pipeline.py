@@ -83,7 +83,7 @@ def test_out_and_merge_hand_documents_to_the_callbacks():
     def write_out(spec, docs):
         written[str(spec)] = list(docs)
 
-    def merge_into(spec, docs, collation):
+    def merge_into(spec, docs, collation, variables):
         assert collation is None  # (no collation asked: the simple one)
         write_out(spec, docs)
     ctx = PipelineContext(write_out=write_out, merge_into=merge_into)
