@@ -30,6 +30,16 @@ from tidemark.query import index_kinds, wildcard
 from tidemark.storage.errors import DuplicateKey, StorageError
 
 MAX_INDEXES = 64
+
+
+def check_index_count(ns: str, count: int, key: dict) -> None:
+    """67 when a collection that has ``count`` indexes in its catalog may take no other (mongod's
+    IndexCatalogImpl::_doesSpecConflictWithExisting: numIndexesTotal >= 64). A clustered collection's
+    clustered index (a time-series collection's buckets too) is no catalog entry, so it takes 64 secondary
+    indexes; the message names the collection that holds the index (``system.buckets.<name>`` for a
+    time-series one) and its ``key`` as stored (a time-series one translated to the buckets' fields)."""
+    if count >= MAX_INDEXES:
+        raise MongoError(ErrorCode.CannotCreateIndex, f"add index fails, too many indexes for {ns} key:{C.format_value(key)}")
 # mongod 7.0's IndexDescriptor field names: anything else is 197 (or dropped by ignoreUnknownIndexOptions)
 ALLOWED_FIELDS = frozenset({
     "key", "name", "v", "unique", "sparse", "background", "partialFilterExpression", "expireAfterSeconds", "hidden",
@@ -509,9 +519,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
                     raise MongoError(ErrorCode.IndexAlreadyExists, f"Identical index already exists: {spec['name']}")
                 raise MongoError(ErrorCode.OperationFailed,
                                  "Cannot build two identical indexes. Try again without duplicate indexes.")
-            if before + len(new_specs) >= MAX_INDEXES:
-                raise MongoError(ErrorCode.CannotCreateIndex,
-                                 f"add index fails, too many indexes for {ns} key:{C.format_value(spec['key'])}")
+            check_index_count(ns, before + len(new_specs), spec["key"])
             if _one_text_index(list(coll.indexes) + new_specs, spec) == "exists":
                 continue
             new_specs.append(spec)

@@ -81,7 +81,8 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
         )
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
-    from tidemark.commands.indexes import parse_spec  # (a sibling that dispatches here: imported when run)
+    # (a sibling that dispatches here: imported when run)
+    from tidemark.commands.indexes import check_index_count, parse_spec
 
     tf, mf = target.time_field, target.meta_field
     default = C.default_collation_of(target.info)
@@ -118,6 +119,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
                     ErrorCode.IndexOptionsConflict,
                     f"Index already exists with a different name: {same_key['name']}",
                 )
+            check_index_count(target.bns, len(info.indexes), spec["key"])
             spec = dict(spec)  # build_index_entries may flag it multikey
             index_rules = ts_indexes.measurement_rules([spec], tf)
             if index_rules is not None:  # 5930501: the stored data holds an array under the indexed field
