@@ -171,6 +171,9 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     def resolve_collection(target_db: str, target_coll: str) -> Iterator[dict]:
         return open_read(server, target_db, target_coll, [], nested=True).docs
 
+    def front_stages(target_db: str, target_coll: str) -> list[dict]:
+        return _front_stages(namespace.resolve(server.engine, target_db, target_coll))
+
     # A foreign read ($graphLookup's queries, a $lookup/$unionWith sub-pipeline's leading $text, $geoNear or
     # $indexStats) compares under the
     # pipeline's collation, not the foreign collection's default (an explicit simple one when None),
@@ -190,6 +193,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
+        front_stages=front_stages,
         query_collection=query_collection,
         deadline=interrupt.check,  # the one interruption check, for stages that loop on their own
         db=db,
@@ -207,7 +211,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     try:
         return pipeline_mod.PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op",
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op", "front_stages",
                   "query_collection", "deadline"):
             kwargs.pop(k, None)
         return pipeline_mod.PipelineContext(**kwargs)
@@ -298,7 +302,10 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
     if not nested and (pipeline or resolved.pipeline):
         _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
     if resolved.ts_view is not None:
-        pipeline_mod.check_shape(pipeline)  # the time-series planner reads stages before they are parsed
+        # mongod's pipeline here is the view's $_internalUnpackBucket, the views' stages, then the read's:
+        # its length limits count them all (the time-series planner reads stages before they are parsed)
+        whole = _front_stages(resolved) + list(pipeline) if isinstance(pipeline, list) else pipeline
+        pipeline_mod.check_shape(whole)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
@@ -306,11 +313,12 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
                                                       raw=raw_ok,
                                                       sort_memory=(_stage_memory_limit(server), allow_disk_use))
         remaining = list(remaining)
-        if not remaining:
-            return ReadResult(docs, None, remaining, {}, ts_info, ns, target=resolved), coll
-        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                extra_stages=TS_EXTRA_STAGES, collation=coll)
-        out = run_pipeline(remaining, docs, pctx)
+        out = docs
+        if remaining:
+            pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                                    extra_stages=TS_EXTRA_STAGES, collation=coll)
+            out = run_pipeline(remaining, docs, pctx)
+        pipeline_mod.check_expanded_length(whole)  # (once every stage has parsed)
         return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved), coll
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
@@ -433,6 +441,13 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     if isinstance(spec, dict):
         return spec.get("db", db), spec.get("coll")
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+
+
+def _front_stages(resolved: Any) -> list[dict]:
+    """The stages mongod puts in front of a read of ``resolved``: the views' pipeline, after a time-series
+    collection's $_internalUnpackBucket (``UNPACK_FRONT``)."""
+    front = list(resolved.pipeline or [])
+    return [pipeline_mod.UNPACK_FRONT, *front] if resolved.ts_view is not None else front
 
 
 def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:

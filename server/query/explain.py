@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from bson.int64 import Int64
 
+from tidemark.query import desugar
 from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline
 from tidemark.query.stage_write import merge_options
 
@@ -48,47 +49,14 @@ def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:
                             "whenMatched": matched, "whenNotMatched": merge["whenNotMatched"],
                             **({"let": copy.deepcopy(stage.spec["let"])} if isinstance(stage.spec, dict)
                                and "let" in stage.spec else {})}}]
-    if stage.name == "$sortByCount":
-        return [{"$group": {"_id": copy.deepcopy(stage.spec), "count": {"$sum": {"$const": 1}}}},
-                {"$sort": {"sortKey": {"count": -1}}}]
+    expanded = desugar.expand(stage.name, stage.spec)  # $sortByCount, $count, $setWindowFields
+    if expanded is not None:
+        return expanded
     if stage.name in ("$limit", "$skip"):
         return [{stage.name: Int64(stage.spec)}]
-    if stage.name == "$count":
-        return [{"$group": {"_id": {"$const": None}, stage.spec: {"$sum": {"$const": 1}}}},
-                {"$project": {stage.spec: True, "_id": False}}]
     if stage.name == "$replaceWith":
         return [{"$replaceRoot": {"newRoot": copy.deepcopy(stage.spec)}}]
-    if stage.name == "$setWindowFields":
-        return _set_window_fields(stage.spec)
     if stage.name == "$unset":
         paths = [stage.spec] if type(stage.spec) is str else stage.spec
         return [{"$project": {**{p: False for p in paths}, "_id": True}}]
     return [{stage.name: copy.deepcopy(stage.spec)}]
-
-
-PARTITION_KEY = "__internal_setWindowFields_partition_key"
-
-
-def _set_window_fields(spec: dict) -> list[dict[str, Any]]:
-    """7.0 runs ``$setWindowFields`` as a ``$sort`` on (partition, sortBy) then
-    ``$_internalSetWindowFields``; a partition that is not a plain path is computed into a temporary
-    field first and removed after."""
-    spec = copy.deepcopy(spec)
-    partition = spec.get("partitionBy")
-    out: list[dict[str, Any]] = []
-    sort_key: dict[str, Any] = {}
-    computed = partition is not None and not (type(partition) is str and partition.startswith("$")
-                                              and not partition.startswith("$$"))
-    if computed:
-        out.append({"$addFields": {PARTITION_KEY: partition}})
-        sort_key[PARTITION_KEY] = 1
-        spec["partitionBy"] = "$" + PARTITION_KEY
-    elif partition is not None:
-        sort_key[partition[1:]] = 1
-    sort_key.update(spec.get("sortBy") or {})
-    if sort_key:
-        out.append({"$sort": {"sortKey": sort_key}})
-    out.append({"$_internalSetWindowFields": spec})
-    if computed:
-        out.append({"$project": {PARTITION_KEY: False, "_id": True}})
-    return out

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query import desugar
 from tidemark.query.docmeta import META_VAR
 from tidemark.query.expressions import defined_variables
 
@@ -48,6 +49,9 @@ class PipelineContext:
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
     current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
+    # the stages mongod puts in front of a read of (db, coll): a view's pipeline, a time-series
+    # collection's UNPACK_FRONT (counted by the length limits of a $lookup/$unionWith sub-pipeline)
+    front_stages: Callable[[str, str], list[dict]] | None = None
     extra_stages: dict[str, Callable[[Any, PipelineContext], Stage]] = field(default_factory=dict)
     memory_limit: int = 100 * 1024 * 1024  # internalQueryMaxBlockingSortMemoryUsageBytes
     group_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceGroupMaxMemoryBytes ($group)
@@ -121,6 +125,9 @@ def _stage_table() -> dict[str, Callable[[Any, PipelineContext], Stage]]:
 
 STAGES: dict[str, Callable[[Any, PipelineContext], Stage]] = {}
 MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
+# what stands, for the length limits, for the $_internalUnpackBucket mongod puts in front of a read of a
+# time-series collection (one stage)
+UNPACK_FRONT: dict = {"$_internalUnpackBucket": {}}
 MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions")
 _LAST_ONLY = ("$out", "$merge")
@@ -131,18 +138,35 @@ _NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$planCacheStats", "$sh
 _ATLAS_ONLY = ("$search", "$searchMeta", "$vectorSearch", "$listSearchIndexes")
 
 
-def check_shape(pipeline: Any) -> None:
+def check_shape(pipeline: Any, implicit: int = 0) -> None:
     """The pipeline is an array of at most 1000 one-field objects (what code that looks at a pipeline
-    before parsing it, like the time-series read planner, may rely on)."""
+    before parsing it, like the time-series read planner, may rely on). ``implicit``: the stages mongod
+    puts in front of it (a time-series collection's ``$_internalUnpackBucket``), counted as its own:
+    mongod checks the raw length of the whole pipeline before parsing a stage (Pipeline::parseCommon,
+    7749501); the length once aliases are expanded is :func:`check_expanded_length`'s."""
     if not isinstance(pipeline, list):
         raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
-    if len(pipeline) > MAX_PIPELINE_LENGTH:
+    if len(pipeline) + implicit > MAX_PIPELINE_LENGTH:
         raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
     for spec in pipeline:
         if not isinstance(spec, dict):
             raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
         if len(spec) != 1:
             raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
+
+
+def check_expanded_length(pipeline: list, implicit: int = 0) -> None:
+    """5054701 when the parsed pipeline — each alias stage counted as the stages it becomes
+    (``desugar.width``: ``$sortByCount`` two, ...), plus ``implicit`` stages mongod puts in front —
+    holds more than 1000 stages (Pipeline::validateCommon, run once every stage has parsed)."""
+    n = len(pipeline) + implicit
+    if n * desugar.MAX_WIDTH <= MAX_PIPELINE_LENGTH:  # (short enough whatever its stages become)
+        return
+    for spec in pipeline:
+        name, arg = next(iter(spec.items()))
+        n += desugar.width(name, arg) - 1
+    if n > MAX_PIPELINE_LENGTH:
+        raise MongoError(5054701, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages")
 
 
 def is_stage(name: str) -> bool:
@@ -215,6 +239,7 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
                 raise TypeError(f"stage parser for {name} returned {type(stage).__name__}")
             stage = Stage(name, arg, stage)
         stages.append(stage)
+    check_expanded_length(pipeline)
     stages = _optimize(stages)
     meta = ctx.variables.get(META_VAR)
     if meta is not None:

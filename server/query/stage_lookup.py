@@ -28,7 +28,14 @@ from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import LOOKUP_LIMIT, approx_size
 from tidemark.query.paths import get_path_values
-from tidemark.query.pipeline import PipelineContext, Stage, chain, parse_pipeline
+from tidemark.query.pipeline import (
+    PipelineContext,
+    Stage,
+    chain,
+    check_expanded_length,
+    check_shape,
+    parse_pipeline,
+)
 from tidemark.query.stage_group import group_key_for
 from tidemark.query.stages import field_path, set_nested_field
 from tidemark.query.value_repr import bson_repr
@@ -43,6 +50,18 @@ def _foreign_source(ctx: PipelineContext, target: str | None):
     if ctx.resolve_collection is None:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, "reading another collection is not supported in this context")
     return ctx.resolve_collection(cast(str, ctx.db), target)  # a pipeline that reads collections runs in a database
+
+
+def _with_front(ctx: PipelineContext, target: Any, sub: Any) -> list | None:
+    """The sub-pipeline as mongod parses it: after the stages it puts in front of a read of ``target``
+    (a view's pipeline, a time-series collection's unpacking), whose raw length is checked now (7749501);
+    the caller checks its parsed length once the sub-pipeline has parsed (5054701). None without a
+    sub-pipeline or a foreign collection (nothing in front of it: its own parse checks it)."""
+    if not isinstance(sub, list) or type(target) is not str or ctx.front_stages is None or ctx.db is None:
+        return None
+    whole = ctx.front_stages(ctx.db, target) + sub
+    check_shape(whole)
+    return whole
 
 
 def _is_text_match(stage: dict) -> bool:
@@ -154,6 +173,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # text score in the pipeline's DocMeta table), with the input document's let variables; the rest
     # of the sub-pipeline runs here over what it finds.
     leading = sub[0] if sub and local_path is None and target is not None and _read_core_leading(sub[0]) else None
+    whole = _with_front(ctx, target, sub)
     if leading is not None:
         # validated as the first stage of a pipeline, where these may stand
         parse_pipeline(sub[:1], ctx.child(variables={**ctx.variables, **{n: None for n in let}}))
@@ -161,6 +181,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     if sub is not None:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
+    if whole is not None:
+        check_expanded_length(whole)
 
     def sub_source(variables: dict | None = None):
         """What the sub-pipeline reads: the foreign collection, or what its leading stage reads there."""
@@ -344,10 +366,13 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats reads the collection through the
     # read core (as in $lookup); the rest of the sub-pipeline runs here over what it finds.
     leading = sub[0] if sub and target is not None and _read_core_leading(sub[0]) else None
+    whole = _with_front(ctx, target, sub)
     if leading is not None:
         parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where these may stand
         sub = sub[1:]
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))
+    if whole is not None:
+        check_expanded_length(whole)
 
     def source():
         if leading is None:
