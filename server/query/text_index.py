@@ -11,7 +11,8 @@ A document's language is its ``language_override`` field, and a sub-document's o
 sets the language of the strings below it.
 
 Scores follow mongod's ``FTSSpec::_scoreStringV2``: per field, a term occurring ``n`` times among
-``N`` tokens scores ``weight * freq * (0.5 * n / N + 0.5)`` (``freq`` = 1 + 1/2 + ... + 1/2**(n-1)),
+``N`` tokens scores ``weight * freq * (0.5 * n / N + 0.5)`` (``freq`` = 1 + 1/2 + ... + 1/2**(n-1) in
+doubles: a power of two past 2**1023 is inf, whose reciprocal adds nothing),
 x1.1 when the term is the whole field value; scores of one term add up across fields.
 """
 
@@ -304,11 +305,14 @@ def score_string(raw: str, lang: str, weight: float, out: dict[str, float], vers
     """Add the scores of one string's terms to ``out`` (mongod's ``_scoreStringV2``)."""
     counts: dict[str, int] = {}
     freqs: dict[str, float] = {}
+    # The n-th repeat adds 1/exp with exp a double doubled each time (ScoreHelperStruct.exp), as in
+    # mongod: past 1,023 repeats exp is inf and adds 0.0; an int 2**n overflowed the division there.
+    exps: dict[str, float] = {}
     n_tokens = 0
     for term in tokens(raw, lang, version=version):
-        count = counts.get(term, 0)
-        counts[term] = count + 1
-        freqs[term] = freqs.get(term, 0.0) + 1.0 / (2 ** count)
+        counts[term] = counts.get(term, 0) + 1
+        exp = exps[term] = exps.get(term, 0.5) * 2.0
+        freqs[term] = freqs.get(term, 0.0) + 1.0 / exp
         n_tokens += 1
     for term, count in counts.items():
         coeff = 0.5 * count / n_tokens + 0.5
