@@ -57,6 +57,21 @@ class DocMeta:
             return None
         return entry[1].get(name)
 
+    def take(self, doc: Any) -> dict:
+        """Remove ``doc``'s metadata from the table and return it ({name: value}; {} when none): a
+        spilled sort run keeps it beside the document on disk (``spill``), so the table no longer
+        holds the document in memory."""
+        entry = self._entries.get(id(doc))
+        if entry is None or entry[0] is not doc:
+            return {}
+        del self._entries[id(doc)]
+        return entry[1]
+
+    def give(self, doc: Any, values: dict) -> None:
+        """``doc`` (a spilled document read back) carries ``values`` (what ``take`` returned)."""
+        if values:
+            self._entries[id(doc)] = (doc, values)
+
     def hand_on(self, src: Any, dst: Any) -> None:
         """``dst`` (a stage's output) carries the metadata of ``src`` (its input)."""
         if dst is src:

@@ -602,10 +602,8 @@ def sort_documents(
     check = _parallel_check(fields)
     if meta is not None and "sortKey" in meta.wants:
         # a projection shows the sort key ({$meta: "sortKey"}): each document's, noted as it arrives
-        # (made only on request). Spilled runs come back as new objects, without their metadata, so
-        # such a sort stays in memory, as $meta sorts do (without allowDiskUse the limit still holds)
+        # (made only on request; a spilled run carries it with the rest of the metadata)
         docs = _noting_sort_keys(docs, sort_key_array(fields, collation, meta), meta)
-        has_meta = has_meta or allow_disk_use
     if (limit is not None and limit > 0) or has_meta:
         key = make_sort_key(fields, collation, meta)
         if check is not None:
@@ -621,13 +619,14 @@ def sort_documents(
             return kept
         if has_meta:
             return sorted(kept.docs, key=key)[:limit]
-        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check),
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check, meta),
                                 limit)
-    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check, meta)
 
 
 def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
-               memory_limit: int, collation: Any, check: Callable[[Any], None] | None = None) -> Iterable[Any]:
+               memory_limit: int, collation: Any, check: Callable[[Any], None] | None = None,
+               meta: Any = None) -> Iterable[Any]:
     buffered: list = []
     runs: list = []
     used = 0
@@ -644,13 +643,13 @@ def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_us
         if used > memory_limit:
             if not allow_disk_use:
                 raise sort_limit_error(memory_limit)
-            runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation)))
+            runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation), meta))
             buffered, used = [], 0
         buffered.append(doc)
     ordered = _stable_multi_sort(buffered, fields, collation)
     if not runs:
         return ordered
-    return spill.merge(runs, ordered, make_sort_key(fields, collation))
+    return spill.merge(runs, ordered, make_sort_key(fields, collation), meta)
 
 
 def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any = None) -> list:

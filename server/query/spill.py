@@ -6,6 +6,11 @@ sorted, as a *run* of BSON documents to an anonymous file in ``SPILL_DIR`` (the 
 left behind, even by a crash), and goes on. At the end the runs and the in-memory rest are merged
 (``heapq.merge``: a run's documents in order, one per run in memory at a time; ties keep input order,
 as runs are merged in the order they were written).
+
+A read with metadata (``docmeta.DocMeta``: textScore, geoNearDistance/Point, indexKey, sortKey...) keeps
+it through a spill, as mongod's sorter spills a Document with its metadata: each document of a run is
+followed by its metadata document (taken out of the table, so a spilled document is held by nothing in
+memory), and reading the run back gives the new document the same metadata before the merge keys it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import IO, Any
 import bson
 
 from tidemark.protocol.codec import CODEC_OPTIONS, encode_in_order
+from tidemark.query.docmeta import DocMeta
 from tidemark.query.interrupt import tick
 
 SPILL_DIR: str | None = None  # None: the system's temporary directory (pure use, tests)
@@ -31,8 +37,9 @@ def configure(directory: str) -> None:
     SPILL_DIR = directory
 
 
-def write_run(docs: Iterable[dict]) -> IO[bytes]:
-    """Write ``docs`` (already sorted) to an anonymous temporary file; returns it rewound."""
+def write_run(docs: Iterable[dict], meta: DocMeta | None = None) -> IO[bytes]:
+    """Write ``docs`` (already sorted) to an anonymous temporary file; returns it rewound. With the
+    read's ``meta``, each document's metadata goes with it (read back by ``merge`` given the same)."""
     if SPILL_DIR is not None:
         os.makedirs(SPILL_DIR, mode=0o700, exist_ok=True)
     run = tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - owned by the merge below
@@ -40,6 +47,8 @@ def write_run(docs: Iterable[dict]) -> IO[bytes]:
         for doc in docs:
             tick()
             run.write(encode_in_order(doc))
+            if meta is not None:
+                run.write(encode_in_order(meta.take(doc)))
         run.seek(0)
     except BaseException:  # an interruption (killOp, maxTimeMS) too: the file is closed, then re-raised
         run.close()
@@ -47,17 +56,25 @@ def write_run(docs: Iterable[dict]) -> IO[bytes]:
     return run
 
 
-def _read_run(run: IO[bytes]) -> Generator[dict, None, None]:
+def _read_run(run: IO[bytes], meta: DocMeta | None) -> Generator[dict, None, None]:
     try:
         reader = open(run.fileno(), "rb", buffering=_READ_BUFFER, closefd=False)  # noqa: SIM115
-        yield from bson.decode_file_iter(reader, CODEC_OPTIONS)
+        decoded = bson.decode_file_iter(reader, CODEC_OPTIONS)
+        if meta is None:
+            yield from decoded
+            return
+        for doc in decoded:
+            meta.give(doc, next(decoded))  # before the merge's key reads a $meta field of it
+            yield doc
     finally:
         run.close()
 
 
-def merge(runs: list[IO[bytes]], rest: list[dict], key: Callable[[Any], Any]) -> Iterator[dict]:
-    """The spilled runs and the in-memory ``rest`` (all sorted by ``key``) as one sorted stream."""
-    streams = [_read_run(run) for run in runs]
+def merge(runs: list[IO[bytes]], rest: list[dict], key: Callable[[Any], Any],
+          meta: DocMeta | None = None) -> Iterator[dict]:
+    """The spilled runs and the in-memory ``rest`` (all sorted by ``key``) as one sorted stream;
+    ``meta``: the table the runs were written with."""
+    streams = [_read_run(run, meta) for run in runs]
     try:
         yield from heapq.merge(*streams, rest, key=key)
     finally:
