@@ -3,7 +3,8 @@
 - ``apply_update(doc, update, *, is_upsert=False, query=None, now=None) -> (new_doc, modified)``.
   Operator updates resolve positional paths against the document (``$`` from ``query``, ``$[]``,
   ``$[id]`` from arrayFilters), then apply the operators in field-name order (mongod 5.0+: the
-  order new fields appear in). ``_id`` may not change (66).
+  order new fields appear in). ``_id`` may not change (66). The result may nest at most 180 levels
+  (``check_storage_depth``, 15), whatever the kind of update and whoever runs it.
 - ``upsert_seed(query, *, only_id=False) -> dict``: the document an upsert starts from (the query's
   equalities; only ``_id`` for a replacement).
 - ``check_upsert_query(query)``: an upsert's query may not hold ``$expr`` (224), checked after the
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query.match import compile_filter, is_operator_document
 from tidemark.query.match_regex import is_regex
 from tidemark.query.paths import get_path, is_numeric_component, set_path, split_path
@@ -46,9 +48,13 @@ def apply_update(
     if update.kind == "replacement":
         if is_upsert and query:
             upsert_seed(query, only_id=True)  # the query's _id must be one whole value (111), as the seed's
-        return _replace(doc, update.replacement or {})
+        new, modified = _replace(doc, update.replacement or {})
+        check_storage_depth(new)
+        return new, modified
     if update.kind == "pipeline":
-        return _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
+        new, modified = _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
+        check_storage_depth(new)
+        return new, modified
     now = now or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     new = deep_copy(doc)
     ctx = UpdateContext(doc, is_upsert, now, update.collation)
@@ -71,7 +77,35 @@ def apply_update(
             ErrorCode.ImmutableField,
             "Performing an update on the path '_id' would modify the immutable field '_id'",
         )
+    if is_upsert:
+        check_storage_depth(new)  # the whole new document, seed included (UpsertStage)
+    elif modified:
+        check_storage_depth(new, {action.parts[0] for action in update.actions})
     return new, modified
+
+
+def check_storage_depth(doc: dict, fields: set[str] | None = None) -> None:
+    """mongod's depth rule for what an update stores (storage_validation::scanDocument): a top-level
+    field is an element at level 1 (the fields of an ``_id`` document too: scanDocument starts ``_id``
+    at level 0), an element inside another one level below it, and an element past level 180 is 15
+    "Document exceeds maximum nesting depth of 180". An operator update checks what it wrote
+    (``fields``: the top-level fields its paths start with; ModifierNode::validateUpdate checks the
+    elements it modified), a replacement, a pipeline and an upsert the whole document. (An insert has
+    its own rule and message: ``core.collection.prepare_insert``. mongod's oplog application skips
+    this validation: applyOps's ``$v: 2`` diffs do not come here, its replacements do, through the
+    update command, as every other storage rule of Tidemark's applyOps.)"""
+    stack: list[tuple[Any, int]] = []
+    for name in doc if fields is None else fields:
+        value = doc.get(name)
+        if (type(value) is dict or type(value) is list) and value:
+            stack.append((value, 0 if name == "_id" and type(value) is dict else 1))
+    while stack:
+        container, level = stack.pop()  # a non-empty container element: its elements are one level below
+        if level >= MAX_STORED_DEPTH:
+            raise MongoError(ErrorCode.Overflow, f"Document exceeds maximum nesting depth of {MAX_STORED_DEPTH}")
+        for child in container.values() if type(container) is dict else container:
+            if (type(child) is dict or type(child) is list) and child:
+                stack.append((child, level + 1))
 
 
 def _check_concrete_conflicts(concrete: list) -> None:
