@@ -20,7 +20,7 @@ from bson.objectid import ObjectId
 from tidemark.query.values import MISSING, compare
 from tidemark.timeseries.bsoncolumn import BSONColumnError, decode_column
 from tidemark.timeseries.bucketdoc import date_ms, round_start_seconds
-from tidemark.timeseries.minmax import copy_value, merge_extreme
+from tidemark.timeseries.columns import object_extremes
 from tidemark.timeseries.options import TimeseriesOptions
 
 _COLUMN_SUBTYPE = 7
@@ -118,18 +118,9 @@ def _values(column: Any, version: int, count: int | None = None) -> list[Any] | 
 
 
 def _extremes(values: list[Any], collation: Any) -> tuple[Any, Any]:
-    """The (min, max) of ``values`` as a bucket's control holds them (field-wise for objects,
-    element-wise for arrays); MISSING for a field with no value."""
-    low = high = MISSING
-    for value in values:
-        if value is MISSING:
-            continue
-        if low is MISSING:
-            low, high = copy_value(value), copy_value(value)
-            continue
-        low = merge_extreme(low, value, -1, collation)
-        high = merge_extreme(high, value, 1, collation)
-    return low, high
+    """The (min, max) of ``values`` as a bucket's control holds them; MISSING for a field with none.
+    (Rows without the field are left out here: the column helpers mark them with their own sentinel.)"""
+    return object_extremes([v for v in values if v is not MISSING], collation) or (MISSING, MISSING)
 
 
 def _same(stored: Any, observed: Any) -> bool:
