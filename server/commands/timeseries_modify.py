@@ -113,8 +113,9 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                 finally:
                     scan.close()
                 for rid, old_keys, new in changes:
+                    raw = C.encode_doc(new, "update")  # the one size check of a write (17419 past 16 MB)
                     info, new_keys = C.write_keys(w, info, new)  # a meta array flags its indexes multikey
-                    w.update(info, rid, encode(new), old_keys, new_keys)
+                    w.update(info, rid, raw, old_keys, new_keys)
                 n += matched
                 modified += changed_count
             except MongoError as e:

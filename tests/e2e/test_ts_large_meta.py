@@ -41,3 +41,23 @@ def test_a_document_over_the_maximum_is_still_refused(db):
     assert getattr(failure.value, "code", 10334) == 10334
     assert db.bigmeta.count_documents({}) == 0
     db.drop_collection("bigmeta")
+
+
+@pytest.mark.parametrize("megabytes, refused", [(3, False), (5, True)])
+def test_a_meta_update_past_the_document_limit_is_refused(db, megabytes, refused):
+    """A meta update rewrites each bucket it matches; one that makes a bucket larger than 16 MB is
+    17419, as any update's result (mongod's UpdateStage), and changes nothing. Tidemark stored the
+    oversized bucket, which find on system.buckets could then not return."""
+    db.drop_collection("bigmeta")
+    db.create_collection("bigmeta", timeseries={"timeField": "t", "metaField": "m"})
+    db.bigmeta.insert_one({"t": T0, "m": 1, "v": "x" * (4 << 20)})  # a bucket of ~12 MB (v in data, min, max)
+    update = {"$set": {"m": "z" * (megabytes << 20)}}
+    if refused:
+        with pytest.raises(OperationFailure) as failure:
+            db.bigmeta.update_many({"m": 1}, update)
+        assert failure.value.code == 17419
+        assert [d["m"] for d in db.bigmeta.find({}, {"v": 0})] == [1]
+    else:
+        assert db.bigmeta.update_many({"m": 1}, update).modified_count == 1
+        assert len(next(db.system.buckets.bigmeta.find())["meta"]) == megabytes << 20
+    db.drop_collection("bigmeta")
