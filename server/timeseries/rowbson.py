@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tidemark.protocol.codec import EncodedRun, encode_in_order
+from tidemark.query.interrupt import tick
 from tidemark.timeseries.bucketdoc import MISSING
 from tidemark.timeseries.columns import BOOL, DATE, DOUBLE, INT32, INT64, OID, WIDTH, python_values
 
@@ -71,16 +72,24 @@ class Unpacked:
         self.dense: list[tuple[str, int, Any]] = []  # (name, form, payload): fields every row holds, in order
         self.sparse: list[tuple[str, list[Any]]] = []  # (name, values with MISSING): after the dense ones
 
+    # Each column taken counts as a unit of work (``interrupt.tick``): a bucket may hold hundreds of
+    # thousands of fields, and its unpacking must stay killable, bounded by maxTimeMS and, run inline
+    # on the event loop, moved to the pool once past its budget (a read of one row of 400,000 fields
+    # held the loop for 8 s).
     def typed(self, name: str, kind: int, values: np.ndarray) -> None:
+        tick()
         self.dense.append((name, TYPED, (kind, values)))
 
     def constant(self, name: str, value: Any) -> None:
+        tick()
         self.dense.append((name, CONSTANT, value))
 
     def values(self, name: str, values: list[Any]) -> None:
+        tick()
         self.dense.append((name, VALUES, values))
 
     def sparse_values(self, name: str, values: list[Any]) -> None:
+        tick()
         self.sparse.append((name, values))
 
     # -- measurements
