@@ -1001,10 +1001,13 @@ def _key_changes(old_keys: dict[str, list[bytes]], new_keys: dict[str, list[byte
 
 
 def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
-                counts: dict[str, int] | None = None) -> None:
-    """Replace record ``rid`` (``old``) with ``new``. ``counts`` (mongod's write metrics of the
-    statement, given when the update may touch an indexed path): its keysInserted / keysDeleted
-    grow by the index entries the replacement adds and removes."""
+                counts: dict[str, int] | None = None):
+    """Replace record ``rid`` (``old``) with ``new``: the one write of an updated document (every update
+    path: update, findAndModify, a time-series meta update of its buckets, applyOps), with its storage
+    rules, the buckets' stored form, the 16 MiB limit, the validator and the index keys. ``counts``
+    (mongod's write metrics of the statement, given when the update may touch an indexed path): its
+    keysInserted / keysDeleted grow by the index entries the replacement adds and removes. Returns the
+    collection's current info (an index the document made multikey is flagged in it)."""
     if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
         raise MongoError(ErrorCode.ImmutableField,
                          "After applying the update, the (immutable) field '_id' was found to have been altered "
@@ -1027,6 +1030,7 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
     if counts is not None:
         counts["keysInserted"] = counts.get("keysInserted", 0) + key_count(added)
         counts["keysDeleted"] = counts.get("keysDeleted", 0) + key_count(removed)
+    return info
 
 
 def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=None, *,

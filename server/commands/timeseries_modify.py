@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tidemark.collections import replace_doc
 from tidemark.commands import write_statements
 from tidemark.commands.timeseries_admin import resolve
 from tidemark.context import CommandContext
@@ -74,7 +75,7 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
         statements = write_statements.update_statements(cmd)
     target = await resolve(ctx, cmd, "update", namespace)
     # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
-    ordered, _ = write_statements.check_write_flags(cmd, "update")
+    ordered, bypass = write_statements.check_write_flags(cmd, "update")
     parsed = C.parse_statements(statements, lambda st: _parse_update(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, int, list]:
@@ -93,11 +94,11 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                     hint = ts_indexes.translate_hint(
                         translated.hint, list(info.indexes), target.time_field, target.meta_field
                     )
-                access = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint,
-                                             collation=translated.collation)
-                changes = []  # (rid, old index keys, new bucket): applied after the scan closes
+                plan = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint,
+                                           collation=translated.collation)
+                changes = []  # (rid, bucket, new bucket): applied after the scan closes
                 matched = changed_count = 0
-                scan = C.docs_in_txn(w, info, access)
+                scan = C.docs_in_txn(w, info, plan)
                 try:
                     for rid, bucket in scan:
                         if matcher is not None and not matcher(bucket):
@@ -108,14 +109,16 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                         new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
                         matched += count
                         if changed:
-                            changes.append((rid, C.index_keys(info, bucket), new))
+                            changes.append((rid, bucket, new))
                             changed_count += count
                 finally:
                     scan.close()
-                for rid, old_keys, new in changes:
-                    raw = C.encode_doc(new, "update")  # the one size check of a write (17419 past 16 MB)
-                    info, new_keys = C.write_keys(w, info, new)  # a meta array flags its indexes multikey
-                    w.update(info, rid, raw, old_keys, new_keys)
+                # mongod runs the translated update on the buckets collection as any update: each
+                # changed bucket is written by the one write of an updated document (storage rules,
+                # 17419 past 16 MB, the buckets' validator unless bypassed, index keys)
+                validator = None if bypass or not changes else C.validator_for(info)
+                for rid, bucket, new in changes:
+                    info = replace_doc(w, info, rid, bucket, new, validator)
                 n += matched
                 modified += changed_count
             except MongoError as e:
