@@ -1001,20 +1001,21 @@ def _key_changes(old_keys: dict[str, list[bytes]], new_keys: dict[str, list[byte
 
 
 def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
-                counts: dict[str, int] | None = None):
+                counts: dict[str, int] | None = None, *, from_oplog: bool = False):
     """Replace record ``rid`` (``old``) with ``new``: the one write of an updated document (every update
     path: update, findAndModify, a time-series meta update of its buckets, applyOps), with its storage
     rules, the buckets' stored form, the 16 MiB limit, the validator and the index keys. ``counts``
     (mongod's write metrics of the statement, given when the update may touch an indexed path): its
     keysInserted / keysDeleted grow by the index entries the replacement adds and removes. Returns the
-    collection's current info (an index the document made multikey is flagged in it)."""
+    collection's current info (an index the document made multikey is flagged in it). ``from_oplog``:
+    an applyOps write, stored without the storage rules (``C.check_storable``)."""
     if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
         raise MongoError(ErrorCode.ImmutableField,
                          "After applying the update, the (immutable) field '_id' was found to have been altered "
                          f"to _id: {C.format_value(new.get('_id'))}")
     if "_id" not in new:
         new = {"_id": old["_id"], **new}
-    C.check_storable(new)
+    C.check_storable(new, from_oplog=from_oplog)
     if C.is_buckets_collection(info.name, info):
         new = stored_bucket(new)
     raw = C.encode_doc(new, "update")
@@ -1048,7 +1049,7 @@ def upsert_doc(w, ns: str, q: dict, upd, validator_bypass: bool, array_filters=N
         new = {"_id": ObjectId(), **new}
     elif next(iter(new)) != "_id":
         new = {"_id": new["_id"], **{k: v for k, v in new.items() if k != "_id"}}
-    C.check_storable(new, top_level_dollar=True)
+    C.check_storable(new, top_level_dollar=True, from_oplog=upd.from_oplog)
     raw = C.encode_doc(new, "upsert")
     info = ensure_collection(w, ns)
     if C.is_buckets_collection(info.name, info):

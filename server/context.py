@@ -379,7 +379,8 @@ def _deliver(done: asyncio.Future[Any], ok: bool, value: Any) -> None:
 class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
-    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "_facts", "paused")
+    __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "_facts", "paused",
+                 "from_oplog")
 
     def __init__(
         self,
@@ -392,6 +393,7 @@ class CommandContext:
         max_time_ms: int | None = None,
         op: Operation | None = None,
         request_bytes: int = 0,
+        from_oplog: bool = False,
     ):
         self.server = server
         self.request_bytes = request_bytes
@@ -409,6 +411,9 @@ class CommandContext:
         # Seconds the command waited by design (an awaitable hello): not latency, as mongod pauses
         # the operation's timer (no slow-query line, no latency statistics).
         self.paused = 0.0
+        # The writes of an applyOps entry: mongod's oplog application, which stores what the oplog
+        # says without the storage rules of a client's write (core.collection.check_storable)
+        self.from_oplog = from_oplog
 
     @property
     def deadline(self) -> float | None:

@@ -150,15 +150,16 @@ def _reply(n: int, errors: list, **extra) -> dict:
 # --------------------------------------------------------------------------------------------------
 
 
-def _prepare_documents(docs: list, ordered: bool, indexes) -> list[tuple]:
+def _prepare_documents(docs: list, ordered: bool, indexes, from_oplog: bool = False) -> list[tuple]:
     """(index, document, BSON, error, precomputed keys, their number) per document: ``_id`` first,
     storage rules, empty timestamps filled, 16 MiB limit, and — when the collection exists — its index
     keys, computed here in the thread pool so the single writer thread only stores (the writer re-checks
-    the index list is unchanged) and counts (keysInserted: one integer add per document)."""
+    the index list is unchanged) and counts (keysInserted: one integer add per document). ``from_oplog``:
+    an applyOps insert (``C.prepare_insert``)."""
     prepared: list[tuple] = []
     for i, doc in enumerate(docs):
         try:
-            d = write_statements.fill_empty_timestamps(C.prepare_insert(doc))
+            d = write_statements.fill_empty_timestamps(C.prepare_insert(doc, from_oplog=from_oplog))
             raw = C.encode_doc(d)
             keys = index_key_map_multikey(indexes, d) if indexes is not None else None
             prepared.append((i, d, raw, None, keys, access.key_count(keys[0]) if keys is not None else 0))
@@ -209,7 +210,7 @@ async def _insert(ctx: CommandContext, cmd: dict, name: str, docs: Any, ordered:
     # client system namespaces; its op observer loads what it can and never fails the insert): a bad
     # definition stored this way is what view commands later answer 182 InvalidViewDefinition for.
     indexes = info.indexes if info is not None else None
-    prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes)  # off the event loop
+    prepared = await ctx.run_blocking(_prepare_documents, docs, ordered, indexes, ctx.from_oplog)  # off the loop
     if all(entry[3] is not None for entry in prepared):
         # mongod creates the collection only to write a batch of prepared documents: when every
         # document fails preparation (a regex, array or undefined _id...), nothing is created
@@ -436,7 +437,7 @@ class UpdateStatement:
     the command's variables (``let`` evaluated once, plus NOW) and its own constants ``c``."""
 
     def __init__(self, st: Any, command: str = "update", variables: dict | None = None,
-                 default_collation: dict | None = None):
+                 default_collation: dict | None = None, from_oplog: bool = False):
         if not isinstance(st, dict):
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{command}.updates' elements must be objects")
         for k in ("q", "u"):
@@ -472,7 +473,8 @@ class UpdateStatement:
         variables = {**(variables or {}), **(constants or {})}
         # a replacement's empty timestamps are filled once, when it is parsed (as mongod's executor)
         u = write_statements.fill_replacement_timestamps(st["u"])
-        self.update = update.parse_update(u, array_filters=af, collation=self.collation, variables=variables)
+        self.update = update.parse_update(u, array_filters=af, collation=self.collation, variables=variables,
+                                          from_oplog=from_oplog)
         if self.multi and self.update.kind == "replacement":
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
         if self.upsert:  # the update is parsed first; then the query, without $expr (mongod's ParsedUpdate)
@@ -482,13 +484,14 @@ class UpdateStatement:
         expr_optimize.fold_filter_constants(self.q, collation=self.collation)  # (a query: mongod optimizes it)
 
 
-def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
+def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_oplog: bool = False) -> list:
     """Well-shaped statements (``write_statements.update_statements``) compiled; a statement that
-    does not compile is that statement's write error."""
+    does not compile is that statement's write error. ``from_oplog``: an applyOps entry's update."""
     variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
     default_collation = C.default_collation_of(info)
     return C.parse_statements(
-        raw_statements, lambda st: UpdateStatement(st, variables=variables, default_collation=default_collation),
+        raw_statements, lambda st: UpdateStatement(st, variables=variables, default_collation=default_collation,
+                                                   from_oplog=from_oplog),
         ordered)
 
 
@@ -513,7 +516,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info,
+    statements = await ctx.run_heavy(_parse_updates, cmd, raw_statements, ordered, info, ctx.from_oplog,
                                      offload_bytes=FILTER_REQUEST_BYTES)
     ns = C.ns_of(ctx.db, name)
 
@@ -531,7 +534,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
             n += 1
             if changed:
                 with C.pipeline_update_rules(st.update.kind == "pipeline"):
-                    access.replace_doc(w, coll, rid, doc, new, validator, counts)
+                    access.replace_doc(w, coll, rid, doc, new, validator, counts, from_oplog=st.update.from_oplog)
                 modified += 1
         # counted once the matches are applied: a statement that fails is its write error and adds
         # nothing to n / nModified (mongod discards a failed statement's counts)

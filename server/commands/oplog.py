@@ -4,7 +4,10 @@
 Entries (``{op, ns, o, o2?, ui?, b?, ...}``; other oplog fields — ts, t, v, wall, lsid, txnNumber,
 stmtId, prevOpTime — are accepted and ignored) are applied in order, each on its own, through the
 regular command handlers (so time-series buckets, validators, indexes and the group commit behave as
-for any client write):
+for any client write), in oplog application mode (``CommandContext.from_oplog``): as mongod's
+applyOperation_inlock, what an entry stores is not validated as a client's write is (no 180-level
+nesting rule, ``$``-prefixed names anywhere, ``_id`` included); the 16 MB limit and the ``_id`` type
+rules stay:
 
 - ``i`` inserts ``o`` (its ``_id`` required); an existing ``_id`` makes it a replacement (idempotent
   replay);
@@ -140,8 +143,9 @@ def _shown(op: dict) -> str:
 
 
 def _sub(ctx: CommandContext, db: str, name: str) -> CommandContext:
-    """The context of one entry's own command (same connection and operation, other database)."""
-    return CommandContext(ctx.server, ctx.conn, db, name, op=ctx.op, lsid=ctx.lsid)
+    """The context of one entry's own command (same connection and operation, other database); its
+    writes are oplog application's (``from_oplog``: no storage rules of a client's write)."""
+    return CommandContext(ctx.server, ctx.conn, db, name, op=ctx.op, lsid=ctx.lsid, from_oplog=True)
 
 
 def _parse_entry(op: dict) -> None:
@@ -350,7 +354,7 @@ async def _apply_diff(sub: CommandContext, coll: str, _id: Any, diff: dict, bypa
             return False
         rid, doc = found[0]
         new = _stored(coll, apply_diff(doc, diff))
-        access.replace_doc(w, info, rid, doc, new, None if bypass else C.validator_for(info))
+        access.replace_doc(w, info, rid, doc, new, None if bypass else C.validator_for(info), from_oplog=True)
         return True
 
     try:

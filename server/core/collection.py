@@ -256,16 +256,17 @@ def view_write_error(db: str, name: str, command: str = "") -> MongoError:
 # --------------------------------------------------------------------------------------------------
 
 
-def prepare_insert(doc: Any) -> dict:
-    """The document to store: ``_id`` first (generated if absent) and MongoDB's storage rules."""
+def prepare_insert(doc: Any, *, from_oplog: bool = False) -> dict:
+    """The document to store: ``_id`` first (generated if absent) and MongoDB's storage rules
+    (``from_oplog``: an applyOps insert, see ``check_storable``; no nesting limit either)."""
     if not isinstance(doc, dict):
         raise MongoError(ErrorCode.TypeMismatch, "BSON field 'insert.documents' elements must be objects")
     if "_id" not in doc:
         doc = {"_id": ObjectId(), **doc}
     elif next(iter(doc)) != "_id":
         doc = {"_id": doc["_id"], **{k: v for k, v in doc.items() if k != "_id"}}
-    check_storable(doc, top_level_dollar=True)
-    if nesting_exceeds(doc, MAX_STORED_DEPTH):
+    check_storable(doc, top_level_dollar=True, from_oplog=from_oplog)
+    if not from_oplog and nesting_exceeds(doc, MAX_STORED_DEPTH):
         raise MongoError(ErrorCode.Overflow,
                          f"cannot insert document because it exceeds {MAX_STORED_DEPTH} levels of nesting")
     return doc
@@ -307,15 +308,22 @@ def pipeline_update_rules(active: bool = True) -> Iterator[None]:
         _STORAGE_RULES.pipeline_update = saved
 
 
-def check_storable(doc: dict, *, top_level_dollar: bool = False) -> None:
+def check_storable(doc: dict, *, top_level_dollar: bool = False, from_oplog: bool = False) -> None:
     """_id type rules (insert and replacement) and top-level ``$`` names: mongod 5.0+ stores them on
     insert (``top_level_dollar``; ``$ref``/``$id``/``$db`` too, jstests/core/field_name_validation.js)
-    but refuses them in a replacement document; ``_id`` never holds a ``$``-prefixed field (52)."""
+    but refuses them in a replacement document; ``_id`` never holds a ``$``-prefixed field (52).
+
+    ``from_oplog`` (applyOps): mongod's oplog application stores what the entry says, ``$`` names
+    anywhere (repl/oplog.cpp applyOperation_inlock inserts without insert.cpp's fixDocumentForInsert;
+    its updates are fromOplogApplication, which UpdateStage does not validate for storage). The
+    ``_id`` type rules stay: Tidemark's ``_id`` index and point reads take one scalar-or-document key."""
     _id = doc.get("_id")
     if isinstance(_id, list):
         raise MongoError(ErrorCode.InvalidIdField, "The '_id' value cannot be of type array")
     if isinstance(_id, (Regex, re.Pattern)):
         raise MongoError(ErrorCode.InvalidIdField, "can't use a regex for _id")
+    if from_oplog:
+        return
     if isinstance(_id, dict):
         for k in _id:
             if type(k) is str and k.startswith("$"):

@@ -4,7 +4,8 @@
   Operator updates resolve positional paths against the document (``$`` from ``query``, ``$[]``,
   ``$[id]`` from arrayFilters), then apply the operators in field-name order (mongod 5.0+: the
   order new fields appear in). ``_id`` may not change (66). The result may nest at most 180 levels
-  (``check_storage_depth``, 15), whatever the kind of update and whoever runs it.
+  (``check_storage_depth``, 15), whatever the kind of update, unless oplog application (applyOps:
+  ``Update.from_oplog``) runs it.
 - ``upsert_seed(query, *, only_id=False) -> dict``: the document an upsert starts from (the query's
   equalities; only ``_id`` for a replacement).
 - ``check_upsert_query(query)``: an upsert's query may not hold ``$expr`` (224), checked after the
@@ -49,7 +50,8 @@ def apply_update(
         if is_upsert and query:
             upsert_seed(query, only_id=True)  # the query's _id must be one whole value (111), as the seed's
         new, modified = _replace(doc, update.replacement or {})
-        check_storage_depth(new)
+        if not update.from_oplog:
+            check_storage_depth(new)
         return new, modified
     if update.kind == "pipeline":
         new, modified = _run_pipeline(doc, update.compiled_pipeline or update.pipeline or [])
@@ -77,7 +79,9 @@ def apply_update(
             ErrorCode.ImmutableField,
             "Performing an update on the path '_id' would modify the immutable field '_id'",
         )
-    if is_upsert:
+    if update.from_oplog:
+        pass  # oplog application stores what the entry says (UpdateStage: not a user-initiated write)
+    elif is_upsert:
         check_storage_depth(new)  # the whole new document, seed included (UpsertStage)
     elif modified:
         check_storage_depth(new, {action.parts[0] for action in update.actions})
@@ -92,8 +96,8 @@ def check_storage_depth(doc: dict, fields: set[str] | None = None) -> None:
     (``fields``: the top-level fields its paths start with; ModifierNode::validateUpdate checks the
     elements it modified), a replacement, a pipeline and an upsert the whole document. (An insert has
     its own rule and message: ``core.collection.prepare_insert``. mongod's oplog application skips
-    this validation: applyOps's ``$v: 2`` diffs do not come here, its replacements do, through the
-    update command, as every other storage rule of Tidemark's applyOps.)"""
+    this validation, as every storage rule: an update parsed ``from_oplog`` (applyOps) is not checked,
+    and applyOps's ``$v: 2`` diffs do not come here.)"""
     stack: list[tuple[Any, int]] = []
     for name in doc if fields is None else fields:
         value = doc.get(name)

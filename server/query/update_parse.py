@@ -73,6 +73,9 @@ class Update:
     # '$''s compiled query conjuncts, built for the first document and reused for the statement's others:
     # (the query they came from, update._PositionalResolver's list)
     positional: Any = None
+    # applied by oplog application (applyOps): what it stores is not validated for storage (mongod's
+    # UpdateStage for a fromOplogApplication request: no $-prefixed name or nesting rule)
+    from_oplog: bool = False
 
 
 def _short(v: Any) -> str:
@@ -80,11 +83,13 @@ def _short(v: Any) -> str:
 
 
 def parse_update(update: Any, *, array_filters: list | None = None, collation: Any = None,
-                 variables: dict | None = None) -> Update:
+                 variables: dict | None = None, from_oplog: bool = False) -> Update:
     """Validate ``update`` (a dict or a pipeline list); raises MongoError as mongod would.
 
     ``collation`` (``collation.Collation`` or None) and ``variables`` (the command's evaluated
-    ``let`` plus NOW) are bound once here, for every document the update is applied to."""
+    ``let`` plus NOW) are bound once here, for every document the update is applied to.
+    ``from_oplog``: an applyOps entry's update (``Update.from_oplog``; a replacement may then hold
+    ``$``-prefixed names)."""
     if isinstance(update, list):
         return _parse_pipeline(update, array_filters, collation, variables)
     if not isinstance(update, Mapping):
@@ -92,7 +97,7 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
     if not update or not next(iter(update)).startswith("$"):
         if array_filters:  # validated first (their own errors win); a replacement then ignores them,
             _parse_array_filters(array_filters, collation, variables)  # as mongod's ObjectReplaceExecutor
-        return _parse_replacement(update)
+        return _parse_replacement(update, from_oplog)
     filters = _parse_array_filters(array_filters or [], collation, variables)
     actions: list[Action] = []
     for op, fields in update.items():
@@ -131,18 +136,18 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
                 f"The array filter for identifier '{ident}' was not used in the update {_short(update)}",
             )
     return Update("operators", actions=actions, array_filters=filters, raw=update, collation=collation,
-                  variables=variables)
+                  variables=variables, from_oplog=from_oplog)
 
 
-def _parse_replacement(update: Mapping) -> Update:
-    for key in update:
+def _parse_replacement(update: Mapping, from_oplog: bool = False) -> Update:
+    for key in update if not from_oplog else ():
         if key.startswith("$"):
             raise MongoError(
                 ErrorCode.DollarPrefixedFieldName,
                 f"The dollar ($) prefixed field '{key}' in '{key}' is not allowed in the context of an update's "
                 "replacement document. Consider using an aggregation pipeline with $replaceWith.",
             )
-    return Update("replacement", replacement=dict(update), raw=update)
+    return Update("replacement", replacement=dict(update), raw=update, from_oplog=from_oplog)
 
 
 def _parse_pipeline(stages: list, array_filters: list | None, collation: Any = None,
