@@ -232,12 +232,14 @@ def parse_spec(raw: Any, ignore_unknown: bool = False, *, translated: bool = Fal
     return raw, plugin
 
 
-def finish_spec(raw: dict, plugin: str) -> dict:
-    """The catalog's checks of a parsed spec (IndexCatalog::_isSpecOk) and the spec as stored."""
+def finish_spec(raw: dict, plugin: str, *, translated: bool = False) -> dict:
+    """The catalog's checks of a parsed spec (IndexCatalog::_isSpecOk) and the spec as stored.
+    ``translated``: a time-series buckets spec: its ``originalSpec`` (the user's spec, which
+    listIndexes on the view shows) is kept."""
     name, key = raw["name"], raw["key"]
     version = int(_as_float(raw.get("v", 2)))
     for k in raw:
-        if k in UNSUPPORTED_SPEC_FIELDS:
+        if k in UNSUPPORTED_SPEC_FIELDS and not (translated and k == "originalSpec"):
             raise _not_supported(f"index option '{k}'")
     # another type's options (a 2d index's bits on an ascending one, ...) mean nothing there: mongod
     # keeps them as given ('weights' aside, refused above)
@@ -308,6 +310,37 @@ def finish_spec(raw: dict, plugin: str) -> dict:
         from tidemark.query.match import compile_filter
 
         compile_filter(spec["partialFilterExpression"], collation=parse_collation(spec["collation"]))
+    if translated and isinstance(raw.get("originalSpec"), dict):
+        spec["originalSpec"] = raw["originalSpec"]
+    return spec
+
+
+def prepare_specs(raw_specs: list, ignore_unknown: bool, default_collation: dict | None, *,
+                  translated: bool = False) -> list[dict]:
+    """A command's index specs as they are stored, in mongod 7.0's order: every spec parsed and
+    validated (``parse_spec``), then the TTL options of all (``check_ttl``), then each spec's catalog
+    checks (``finish_spec``) with the collation it has or inherits (``default_collation``, the
+    collection's); an _id index must have the collection default. ``translated``: the buckets specs
+    of a time-series collection's createIndexes (``timeseries.indexes.to_bucket_index_spec``), which
+    mongod runs through this same path on the buckets collection (createIndexes typedRun:
+    makeTimeseriesCreateIndexesCommand, then runCreateIndexesWithCoordinator)."""
+    parsed = [parse_spec(s, ignore_unknown, translated=translated) for s in raw_specs]
+    for raw in raw_specs:
+        check_ttl(raw)
+    specs = [_stored_spec(raw, plugin, default_collation, translated) for raw, plugin in parsed]
+    id_collation = C.index_collation({}, default_collation).get("collation")
+    for spec in specs:
+        if _is_id_pattern(spec["key"]) and spec.get("collation") != id_collation:
+            raise MongoError(ErrorCode.CannotCreateIndex, "_id index must have the collection default collation")
+    return specs
+
+
+def _stored_spec(raw: dict, plugin: str, default_collation: dict | None, translated: bool) -> dict:
+    spec = _check_collation_support(C.index_collation(finish_spec(raw, plugin, translated=translated),
+                                                      default_collation), plugin)
+    original = spec.pop("originalSpec", None)
+    if isinstance(original, dict):  # last, with its collation as stored (what the view's listIndexes shows)
+        spec["originalSpec"] = C.index_collation(original, default_collation)
     return spec
 
 
@@ -483,18 +516,8 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     else:  # the clustered index exists implicitly: a spec naming it is a no-op (after mongod's checks)
         raw_specs = [s for s in raw_specs if not clustered.index_exists_as_cluster_key(info, s)]
     default_collation = C.default_collation_of(info)
-    # mongod's order: every spec parsed and validated, then the TTL options of all, then each spec's
-    # catalog checks
-    parsed = [parse_spec(s, ignore_unknown) for s in raw_specs]
-    for raw in raw_specs:
-        check_ttl(raw)
-    specs = [_check_collation_support(C.index_collation(finish_spec(raw, plugin), default_collation), plugin)
-             for raw, plugin in parsed]
+    specs = prepare_specs(raw_specs, ignore_unknown, default_collation)
     requested = len(specs)
-    id_collation = C.index_collation({}, default_collation).get("collation")
-    for spec in specs:
-        if _is_id_pattern(spec["key"]) and spec.get("collation") != id_collation:
-            raise MongoError(ErrorCode.CannotCreateIndex, "_id index must have the collection default collation")
 
     def fn(w):
         from tidemark.core.collection import ensure_collection
@@ -502,27 +525,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
         created = w.get_collection(ns) is None
         coll = ensure_collection(w, ns)
         before = len(coll.indexes)
-        new_specs: list[dict] = []
-        for spec in specs:
-            if _is_id_pattern(spec["key"]):
-                spec = {**spec, "name": "_id_"}  # mongod names the _id index "_id_", whatever was asked
-            if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
-                raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
-            # mongod's _doesSpecConflictWithExisting order: name and signature conflicts, then the index
-            # count, then the one-text-index rule (so another single text index is 85, same signature)
-            if _conflict(coll.indexes, spec) == "exists":
-                continue
-            # the specs of this command before this one are mongod's unfinished indexes (on a new
-            # collection, built ones): an identical one is an error there, not "already exists"
-            if _conflict(new_specs, spec) == "exists":
-                if created:
-                    raise MongoError(ErrorCode.IndexAlreadyExists, f"Identical index already exists: {spec['name']}")
-                raise MongoError(ErrorCode.OperationFailed,
-                                 "Cannot build two identical indexes. Try again without duplicate indexes.")
-            check_index_count(ns, before + len(new_specs), spec["key"])
-            if _one_text_index(list(coll.indexes) + new_specs, spec) == "exists":
-                continue
-            new_specs.append(spec)
+        new_specs = new_indexes(coll, specs, created)
         for spec in new_specs:
             spec = dict(spec)
             entries = C.build_index_entries(w, coll, spec)
@@ -546,6 +549,38 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     if created or after != before:  # (mongod's early "all indexes already exist" reply has no such field)
         reply["createdCollectionAutomatically"] = created
     return reply
+
+
+def new_indexes(coll, specs: list[dict], created: bool = False) -> list[dict]:
+    """The specs (``prepare_specs``) a createIndexes builds on ``coll``, after mongod's catalog checks
+    of each against the existing indexes and the command's earlier specs (IndexCatalogImpl::
+    _doesSpecConflictWithExisting: 86 IndexKeySpecsConflict, 85 IndexOptionsConflict, an identical one
+    skipped — 68 IndexAlreadyExists among a new collection's specs —, 67 past 64 indexes or for a
+    second text index). ``created``: the command made the collection. The one check of every
+    createIndexes: a time-series collection's runs it on its buckets specs."""
+    before = len(coll.indexes)
+    new_specs: list[dict] = []
+    for spec in specs:
+        if _is_id_pattern(spec["key"]):
+            spec = {**spec, "name": "_id_"}  # mongod names the _id index "_id_", whatever was asked
+        if "expireAfterSeconds" in spec and (coll.options or {}).get("capped"):
+            raise MongoError(ErrorCode.CannotCreateIndex, "Cannot create TTL index on a capped collection")
+        # mongod's _doesSpecConflictWithExisting order: name and signature conflicts, then the index
+        # count, then the one-text-index rule (so another single text index is 85, same signature)
+        if _conflict(coll.indexes, spec) == "exists":
+            continue
+        # the specs of this command before this one are mongod's unfinished indexes (on a new
+        # collection, built ones): an identical one is an error there, not "already exists"
+        if _conflict(new_specs, spec) == "exists":
+            if created:
+                raise MongoError(ErrorCode.IndexAlreadyExists, f"Identical index already exists: {spec['name']}")
+            raise MongoError(ErrorCode.OperationFailed,
+                             "Cannot build two identical indexes. Try again without duplicate indexes.")
+        check_index_count(coll.ns, before + len(new_specs), spec["key"])
+        if _one_text_index(list(coll.indexes) + new_specs, spec) == "exists":
+            continue
+        new_specs.append(spec)
+    return new_specs
 
 
 _TEXT_OPTIONS = ("key", "name", "weights", "default_language", "language_override")

@@ -55,22 +55,6 @@ async def resolve(ctx: CommandContext, cmd: dict, field: str, namespace: Any = N
 # --------------------------------------------------------------------------------------------------
 
 
-def _same_definition(a: dict, b: dict) -> bool:
-    keys = ("partialFilterExpression", "collation", "sparse", "expireAfterSeconds")
-    # key order matters: {tm: 1, mm: 1} is another index than {mm: 1, tm: 1}
-    return ts_indexes.same_key_pattern(a.get("key"), b.get("key")) and all(a.get(k) == b.get(k) for k in keys)
-
-
-def _with_collation(spec: dict, default: dict | None) -> dict:
-    """A buckets index spec whose collation — and its ``originalSpec``'s, which listIndexes on the view
-    shows — is the stored form: expanded, or the collection's default when the user gave none."""
-    spec = C.index_collation(spec, default)
-    original = spec.pop("originalSpec", None)
-    if isinstance(original, dict):  # last, after the collation, as mongod stores it
-        spec["originalSpec"] = C.index_collation(original, default)
-    return spec
-
-
 async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
     target = await resolve(ctx, cmd, "createIndexes", namespace)
     user_specs = cmd.get("indexes")
@@ -82,44 +66,21 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
     if not user_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
     # (a sibling that dispatches here: imported when run)
-    from tidemark.commands.indexes import check_index_count, parse_spec
+    from tidemark.commands.indexes import new_indexes, prepare_specs
 
     tf, mf = target.time_field, target.meta_field
     default = C.default_collation_of(target.info)
     span, control_collation = target.options.bucket_max_span_seconds, parse_collation(default) if default else None
     ignore_unknown = cmd.get("ignoreUnknownIndexOptions") is True
-    # as mongod: each user spec translated, then the buckets spec it became checked as any index spec is
+    # as mongod: every user spec translated, then the buckets specs run through the regular createIndexes
     # (the user's other fields pass through: a wrong-typed name is 14 there, not a failure further on)
-    bucket_specs = [_with_collation(parse_spec(ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation),
-                                               ignore_unknown, translated=True)[0], default)
-                    for s in user_specs]
+    translated = [ts_indexes.to_bucket_index_spec(s, tf, mf, span, control_collation) for s in user_specs]
+    bucket_specs = prepare_specs(translated, ignore_unknown, default, translated=True)
 
     def fn(w: Any) -> tuple[int, int]:
         info = target.buckets_in(w)
         before = len(info.indexes)
-        for spec in bucket_specs:
-            same_name = next((s for s in info.indexes if s["name"] == spec["name"]), None)
-            if same_name is not None:
-                if _same_definition(same_name, spec):
-                    continue
-                code = (
-                    ErrorCode.IndexOptionsConflict
-                    if ts_indexes.same_key_pattern(same_name["key"], spec["key"])
-                    else ErrorCode.IndexKeySpecsConflict
-                )
-                raise MongoError(
-                    code,
-                    "An existing index has the same name as the requested index. Requested index: "
-                    f"{ts_indexes.mongo_repr(spec.get('originalSpec', spec))}, existing index: "
-                    f"{ts_indexes.mongo_repr(C.public_index_spec(same_name.get('originalSpec', same_name)))}",
-                )
-            same_key = next((s for s in info.indexes if _same_definition(s, spec)), None)
-            if same_key is not None:
-                raise MongoError(
-                    ErrorCode.IndexOptionsConflict,
-                    f"Index already exists with a different name: {same_key['name']}",
-                )
-            check_index_count(target.bns, len(info.indexes), spec["key"])
+        for spec in new_indexes(info, bucket_specs):  # the regular catalog checks (85, 86, 67, ...)
             spec = dict(spec)  # build_index_entries may flag it multikey
             index_rules = ts_indexes.measurement_rules([spec], tf)
             if index_rules is not None:  # 5930501: the stored data holds an array under the indexed field
@@ -134,6 +95,8 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
     if before == after:
         reply["note"] = "all indexes already exist"
     else:
+        if after < before + len(bucket_specs):
+            reply["note"] = "index already exists"
         reply["createdCollectionAutomatically"] = False
     return reply
 
