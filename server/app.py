@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any
 
-from tidemark import fsync_lock, gc_policy, log, tls, ttl
+from tidemark import fsync_lock, gc_policy, log, session_refresh, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
@@ -35,7 +35,7 @@ from tidemark.scheduler import RunScheduler
 from tidemark.storage.errors import StorageError
 from tidemark.timeseries import hooks as timeseries_hooks
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl, session_refresh)
 
 
 def _drop_temporary_collections(engine: Any) -> None:
@@ -301,10 +301,10 @@ class App:
             await asyncio.sleep(state.params["clientCursorMonitorFrequencySecs"] if state else 4)
             state = self.state
             if state is not None:
+                # (the cursors of ended and expired sessions die at the session cache's refresh:
+                # tidemark.session_refresh)
                 killed = state.cursors.reap_idle(state.params["cursorTimeoutMillis"],
                                                  session_cursors=state.params["enableTimeoutOfInactiveSessionCursors"])
-                # (mongod kills the cursors of ended and expired sessions at its session-cache refresh)
-                state.cursors.kill_orphans(state.sessions.live())
                 if killed:
                     log.info("QUERY", 20528, "Killed idle cursors", ctx="clientcursormon", count=killed)
 

@@ -27,8 +27,8 @@ Invariants:
   ``enableTimeoutOfInactiveSessionCursors`` is false (mongod's default; CursorManager::
   cursorShouldTimeout_inlock): such a cursor lives as long as its session, and dies with it — at once on
   killSessions/killAllSessions, and for a session ended (endSessions) or expired at the next session-cache
-  refresh (:meth:`CursorRegistry.kill_orphans`, run by the reaper and refreshLogicalSessionCacheNow, as
-  mongod's LogicalSessionCacheImpl::_refresh kills the cursors of ended and removed sessions).
+  refresh (:meth:`CursorRegistry.kill_sessions`, run by ``tidemark.session_refresh``, as mongod's
+  LogicalSessionCacheImpl::_refresh kills the cursors of ended and removed sessions).
 - A cursor a catalog change killed (drop, dropDatabase, rename, the drop of the index it scans) is
   closed at once, but the registry remembers why (``killed_reason``): its next getMore answers what
   mongod's plan executor answers on restoring the plan, 175 QueryPlanKilled with mongod's message, once;
@@ -444,31 +444,19 @@ class CursorRegistry:
         """Forget a killed cursor's reason (its one getMore, or a killCursors, has used it)."""
         return self._killed.pop(cursor_id, None) is not None
 
-    def kill_sessions(self, lsid_ids: set[Any] | None, owner: Any = ANYONE, names: Any = None) -> int:
-        """Kill every cursor opened under one of the given session ids (``lsid.id`` values), or under
-        any session when ``lsid_ids`` is None — only those ``owner`` (a Principal) opened, unless
-        ANYONE; only those of users named in ``names`` (a set of UserName), unless None."""
-        def under(c: Cursor) -> bool:
-            session_id = _session_id(c)
-            return session_id is not None and (lsid_ids is None or session_id in lsid_ids)
+    def session_keys(self) -> set[tuple[Any, Any]]:
+        """(session id, owner Principal or None) of every session a cursor was opened in (mongod's
+        getOpenCursorSessions)."""
+        return {(session_id, c.owner) for c in self._cursors.values() if (session_id := _session_id(c)) is not None}
 
+    def kill_sessions(self, matches: Callable[[Any, Any], bool]) -> int:
+        """Kill every cursor opened in a session that ``matches(session id, owner)`` accepts (mongod's
+        killCursorsWithMatchingSessions: killSessions, killAllSessions, the session-cache refresh); a
+        cursor busy in a batch is closed when the batch returns. Returns how many were killed."""
         doomed = [
             c.id
             for c in self._cursors.values()
-            if under(c) and visible_to(c.owner, owner)
-            and (names is None or (c.owner is not None and c.owner.name in names))
-        ]
-        for cursor_id in doomed:
-            self.kill(cursor_id)
-        return len(doomed)
-
-    def kill_orphans(self, session_live: Callable[[Any, Any], bool]) -> int:
-        """Kill the idle cursors opened in a session that ``session_live(session id, owner)`` says has
-        ended or expired; returns how many were killed."""
-        doomed = [
-            c.id
-            for c in self._cursors.values()
-            if not c.in_use and (session_id := _session_id(c)) is not None and not session_live(session_id, c.owner)
+            if (session_id := _session_id(c)) is not None and matches(session_id, c.owner)
         ]
         for cursor_id in doomed:
             self.kill(cursor_id)

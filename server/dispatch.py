@@ -63,6 +63,7 @@ from tidemark.fsync_lock import WRITE_COMMANDS, is_write
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query.expr_base import type_name
+from tidemark.session_cache import attaches_session
 from tidemark.storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
@@ -214,8 +215,8 @@ class Dispatcher:
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             lsid = cmd.get("lsid")
-            if lsid is not None:
-                self.server.sessions.touch(lsid, conn)
+            if lsid is not None and attaches_session(spec.name, conn, self.server.auth):
+                self.server.sessions.vivify(lsid, conn)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
             if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):

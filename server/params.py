@@ -213,6 +213,8 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         "idle time after which a cursor is killed",
     ),
+    ParamSpec("disableLogicalSessionCacheRefresh", False, _parse_bool, True, False,
+              "no periodic refresh of the logical session cache (refreshLogicalSessionCacheNow still refreshes it)"),
     ParamSpec(
         "enableLocalhostAuthBypass",
         True,
@@ -273,6 +275,9 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         "memory limit of each other blocking stage ($sort, $bucketAuto, $setWindowFields)",
     ),
+    ParamSpec("localLogicalSessionTimeoutMinutes", 30, _parse_non_negative_int, True, False,
+              "minutes a logical session lives after its last use (hello's logicalSessionTimeoutMinutes; the "
+              "expireAfterSeconds of config.system.sessions' TTL index)"),
     ParamSpec(
         "logComponentVerbosity",
         {},
@@ -282,6 +287,9 @@ SPECS: tuple[ParamSpec, ...] = (
         "verbosity per log component ({verbosity: n, command: {verbosity: n}, ...}; -1 inherits the parent's)",
     ),
     ParamSpec("logLevel", 0, _parse_log_level, True, True, "verbosity of the log (0 = informational)"),
+    ParamSpec("logicalSessionRefreshMillis", 300_000, _parse_positive_int, True, False,
+              "interval of the logical session cache's refresh (config.system.sessions; cursors of ended and "
+              "expired sessions killed)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),
     ParamSpec("redactEncryptedFields", True, _parse_bool, True, True,
               "redact BinData subtype 6 (encrypted) values in log lines and diagnostics"),

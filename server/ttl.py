@@ -27,6 +27,7 @@ from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import MongoError
 from tidemark.query.index_keys import index_key_map
+from tidemark.session_cache import SESSIONS_NS
 from tidemark.timeseries import collection as ts_collection
 from tidemark.timeseries import ttl as ts_ttl
 
@@ -128,8 +129,8 @@ def run_pass(engine, now: datetime.datetime | None = None) -> int:
     with engine.read() as r:
         for db in r.list_databases():
             for info in r.list_collections(db):
-                if info.name.startswith("system."):
-                    continue
+                if info.name.startswith("system.") and info.ns != SESSIONS_NS:
+                    continue  # (the sessions collection's records expire: mongod's lsidTTLIndex)
                 for spec in ttl_specs(info):
                     cutoff = now - datetime.timedelta(seconds=int(spec["expireAfterSeconds"]))
                     work.append((info.ns, spec, cutoff))

@@ -1,12 +1,17 @@
-"""The logical-session cache's ``touch`` (``tidemark.session_cache``), which dispatch calls for every
-command carrying an ``lsid``: a session is recorded (or its last use refreshed) under (id, owner); an
-id that cannot be hashed (a document, an array) names no session; a full cache records a new
-session only when expiring idle ones made room, and still refreshes the sessions it holds."""
+"""mongod's logical session cache (LogicalSessionCacheImpl) vivifies a session for every command that
+carries its ``lsid``, and a refresh takes everything out of it (the swap of ``_activeSessions`` and
+``_endingSessions``), so the cache holds what was used since the last refresh; endSessions only notes a
+session as ending. Tidemark kept sessions for 30 minutes instead of until the refresh, and forgot an
+ended session at once. Unit tests of ``tidemark.session_cache`` (the wire behaviour:
+tests/e2e/test_logical_session_cache.py)."""
 
 from __future__ import annotations
 
 import uuid
 from types import SimpleNamespace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tidemark import session_cache
 from tidemark.session_cache import SessionCache
@@ -14,46 +19,54 @@ from tidemark.session_cache import SessionCache
 ANON = SimpleNamespace(principal=None)
 
 
-def test_touch_records_then_refreshes(monkeypatch):
+def test_vivify_records_then_moves_the_last_use(monkeypatch):
     cache = SessionCache()
     sid = uuid.uuid4()
     monkeypatch.setattr(session_cache.time, "time", lambda: 100.0)
-    cache.touch({"id": sid}, ANON)
+    cache.vivify({"id": sid}, ANON)
     monkeypatch.setattr(session_cache.time, "time", lambda: 200.0)
-    cache.touch({"id": sid}, ANON)
-    assert cache._sessions == {(sid, None): 200.0}
+    cache.vivify({"id": sid}, ANON)
+    assert cache.take() == ({(sid, None): 200.0}, set())
 
 
 def test_unhashable_or_missing_ids_name_no_session():
-    cache = SessionCache()
+    cache = SessionCache(max_sessions=0)  # (full: still no error for them)
     for lsid in ({"id": {"a": 1}}, {"id": [1, 2]}, {"x": 1}, "not a document", None):
-        cache.touch(lsid, ANON)
+        cache.vivify(lsid, ANON)
     assert len(cache) == 0
 
 
-def test_a_full_cache_refreshes_known_sessions_and_refuses_new_live_ones(monkeypatch):
-    monkeypatch.setattr(session_cache, "MAX_SESSIONS", 2)
-    cache = SessionCache()
-    a, b, c = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0)
-    cache.touch({"id": a}, ANON)
-    cache.touch({"id": b}, ANON)
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1001.0)
-    cache.touch({"id": c}, ANON)  # full of live sessions: not recorded
-    cache.touch({"id": a}, ANON)  # known: refreshed
-    cache.touch({"id": [1]}, ANON)  # unhashable, full cache: still no session, no error
-    assert cache._sessions == {(a, None): 1001.0, (b, None): 1000.0}
+# a step: ("use", i) vivifies session i; ("end", i) ends it; ("take",) is a refresh; ("fail",) a refresh
+# whose write failed (what it took is put back)
+STEPS = st.lists(st.one_of(st.tuples(st.just("use"), st.integers(0, 5)),
+                           st.tuples(st.just("end"), st.integers(0, 5)),
+                           st.tuples(st.just("take")), st.tuples(st.just("fail"))), max_size=40)
 
 
-def test_a_full_cache_expires_idle_sessions_to_make_room(monkeypatch):
-    monkeypatch.setattr(session_cache, "MAX_SESSIONS", 2)
-    cache = SessionCache()
-    a, b, c = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0)
-    cache.touch({"id": a}, ANON)
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0 + session_cache.TIMEOUT_SECONDS / 2)
-    cache.touch({"id": b}, ANON)
-    later = 1000.0 + session_cache.TIMEOUT_SECONDS + 1
-    monkeypatch.setattr(session_cache.time, "time", lambda: later)
-    cache.touch({"id": c}, ANON)  # a expired: c takes its place
-    assert cache._sessions == {(b, None): 1000.0 + session_cache.TIMEOUT_SECONDS / 2, (c, None): later}
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 4), STEPS)
+def test_the_cache_holds_what_was_used_since_the_last_refresh(limit, steps):
+    """Against a model of mongod's cache: the active set (bounded) and the ending set, both emptied by a
+    refresh (the ending sessions left out of what it writes)."""
+    ids = [uuid.uuid4() for _ in range(6)]
+    cache = SessionCache(max_sessions=limit)
+    active: set[int] = set()
+    ending: set[int] = set()
+    for step in steps:
+        if step[0] == "use":
+            cache.vivify({"id": ids[step[1]]}, ANON)
+            if step[1] in active or len(active) < limit:
+                active.add(step[1])
+        elif step[0] == "end":
+            cache.end([ids[step[1]]])
+            ending.add(step[1])
+        else:
+            taken, ended = cache.take()
+            assert {key[0] for key in taken} == {ids[i] for i in active - ending}
+            assert {session_id for session_id, _owner in ended} == {ids[i] for i in ending}
+            if step[0] == "fail":
+                cache.put_back(taken, ended)
+                active -= ending
+            else:
+                active, ending = set(), set()
+        assert {r["_id"]["id"] for r in cache.records(None)} == {ids[i] for i in active}

@@ -34,7 +34,6 @@ from tidemark.version import GIT_VERSION, MONGODB_VERSION, VERSION_ARRAY, tidema
 
 MIN_WIRE_VERSION = 0
 MAX_WIRE_VERSION = 21
-LOGICAL_SESSION_TIMEOUT_MINUTES = 30
 MAX_APP_NAME_BYTES = 128
 
 
@@ -135,7 +134,7 @@ def _handshake_reply(ctx: CommandContext, cmd: dict[str, Any], primary_field: st
             "maxMessageSizeBytes": MAX_MESSAGE_SIZE,
             "maxWriteBatchSize": MAX_WRITE_BATCH_SIZE,
             "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None),
-            "logicalSessionTimeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES,
+            "logicalSessionTimeoutMinutes": ctx.server.params["localLogicalSessionTimeoutMinutes"],
             "connectionId": ctx.conn.id,
             "minWireVersion": MIN_WIRE_VERSION,
             "maxWireVersion": MAX_WIRE_VERSION,

@@ -2,8 +2,11 @@
 
 Tidemark is a standalone without transactions: sessions exist only so that drivers may attach
 ``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
-the cursors opened under it, which killSessions/killAllSessions close. The sessions seen are kept in
-``tidemark.session_cache`` for ``$listLocalSessions``.
+the cursors opened under it. As in mongod: startSession and refreshSessions vivify sessions in the
+logical session cache (``tidemark.session_cache``);
+endSessions only notes them as ending, and the cache's refresh (``tidemark.session_refresh``) removes
+their records and kills their cursors; killSessions/killAllSessions kill the cursors at once and leave
+the cache alone (mongod's SessionKiller).
 
 Under access control a session id names the caller's session of that id (mongod fills the
 ``uid`` with the caller's digest): ``endSessions``/``killSessions`` end and kill only what the
@@ -18,11 +21,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tidemark.auth.names import ANYONE, UserName, session_digest
-from tidemark.commands.handshake import LOGICAL_SESSION_TIMEOUT_MINUTES
+from tidemark.auth.names import ANYONE, UserName, session_digest, visible_to
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
+from tidemark.session_cache import ending_matcher
 
 
 def _caller(ctx: CommandContext) -> Any:
@@ -50,19 +53,19 @@ def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, An
 
 
 async def start_session(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    session = {"id": uuid.uuid4()}
-    ctx.server.sessions.touch(session, ctx.conn)
-    return {"id": session, "timeoutMinutes": LOGICAL_SESSION_TIMEOUT_MINUTES}
+    session = ctx.server.sessions.start(ctx.conn)
+    return {"id": session, "timeoutMinutes": ctx.server.params["localLogicalSessionTimeoutMinutes"]}
 
 
 async def end_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    # (their cursors die, and their records leave config.system.sessions, at the next refresh)
     ctx.server.sessions.end((item["id"] for item in _session_list(ctx, cmd)), owner=_caller(ctx))
     return {}
 
 
 async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     for item in _session_list(ctx, cmd):
-        ctx.server.sessions.touch(item, ctx.conn)
+        ctx.server.sessions.vivify(item, ctx.conn)
     return {}
 
 
@@ -71,20 +74,15 @@ async def kill_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     caller = _caller(ctx)
     if not sessions:  # mongod: every session of the caller (of everyone without access control)
         if caller is not None:
-            ctx.server.cursors.kill_sessions(None, owner=caller)
-            ctx.server.sessions.end(None, owner=caller)
+            ctx.server.cursors.kill_sessions(lambda _session_id, owner: visible_to(owner, caller))
         return {}
     own = session_digest(ctx.conn.principal.name if ctx.conn.principal is not None else None)
-    mine: set[Any] = set()
-    anyones: set[Any] = set()
+    doomed: set[tuple[Any, Any]] = set()
     for item in sessions:
         uid = item.get("uid")
         # an explicit uid other than the caller's passed the killAnySession check (tidemark.auth.rules)
-        (anyones if isinstance(uid, bytes) and bytes(uid) != own else mine).add(item["id"])
-    for ids, owner in ((mine, caller), (anyones, ANYONE)):
-        if ids:
-            ctx.server.cursors.kill_sessions(ids, owner=owner)
-            ctx.server.sessions.end(ids, owner=owner)
+        doomed.add((item["id"], ANYONE if isinstance(uid, bytes) and bytes(uid) != own else caller))
+    ctx.server.cursors.kill_sessions(ending_matcher(doomed))
     return {}
 
 
@@ -94,15 +92,14 @@ async def kill_all_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
         raise MongoError(
             ErrorCode.TypeMismatch, "BSON field 'killAllSessions.killAllSessions' must be an array"
         )
-    names = None
-    if value:
-        if not all(isinstance(u, dict) and type(u.get("user")) is str and type(u.get("db")) is str
-                   for u in value):
-            raise MongoError(ErrorCode.TypeMismatch,
-                             "BSON field 'killAllSessions.killAllSessions' must be an array of {user, db}")
-        names = {UserName(u["user"], u["db"]) for u in value}
-    ctx.server.cursors.kill_sessions(None, names=names)
-    ctx.server.sessions.clear(names)
+    if not value:
+        ctx.server.cursors.kill_sessions(lambda _session_id, _owner: True)
+        return {}
+    if not all(isinstance(u, dict) and type(u.get("user")) is str and type(u.get("db")) is str for u in value):
+        raise MongoError(ErrorCode.TypeMismatch,
+                         "BSON field 'killAllSessions.killAllSessions' must be an array of {user, db}")
+    names = {UserName(u["user"], u["db"]) for u in value}
+    ctx.server.cursors.kill_sessions(lambda _session_id, owner: owner is not None and owner.name in names)
     return {}
 
 

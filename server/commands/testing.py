@@ -8,12 +8,11 @@ server/failpoints.py): ``{configureFailPoint: "failCommand", mode, data}`` -> ``
 ``testVersion2`` and ``testDeprecationInVersion2``: mongod's no-op test commands outside API Version 1,
 which drivers' versioned-API tests run with ``apiStrict``; ``testDeprecation``: the no-op test command
 in API Version 1 and deprecated there (``apiDeprecationErrors: true`` refuses it with 324 before it
-runs: commands/api_version.py). ``refreshLogicalSessionCacheNow``: flush the session cache to
-``config.system.sessions`` now (server/session_cache.py): every live session's record upserted (its
-``lastUse`` never moved back), the records of sessions ended since the last flush removed, the cursors
-of sessions ended or expired killed; the
-collection is created with mongod's TTL index ``lsidTTLIndex`` when missing. What ``$listSessions``
-lists (server/query/stage_list_sessions.py). ``waitForFailPoint``: until a fail point has been entered so many times in all. ``sleep``: mongod's test command, ``{sleep: 1, secs |
+runs: commands/api_version.py). ``refreshLogicalSessionCacheNow``: the session cache's refresh, now
+(server/session_refresh.py, the same function the periodic refresh runs): the records of the sessions
+used since the last one upserted into ``config.system.sessions``, those of the sessions ended since
+removed, the cursors of ended and expired sessions killed. What ``$listSessions`` lists
+(server/query/stage_list_sessions.py). ``waitForFailPoint``: until a fail point has been entered so many times in all. ``sleep``: mongod's test command, ``{sleep: 1, secs |
 seconds, millis, lock | w}`` (10 s when no time is given), interruptible by killOp and maxTimeMS; its
 global lock in shared or exclusive mode (``lock: "r"`` or ``"w"``, or no ``lock``) is the fsync lock's
 hold, which makes writes wait (Tidemark has no lock that would hold reads back too); the intent modes
@@ -22,22 +21,15 @@ hold, which makes writes wait (Tidemark has no lock that would hold reads back t
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from bson.decimal128 import Decimal128
 
-from tidemark import log
+from tidemark import log, session_refresh
 from tidemark.context import CommandContext, CommandSpec
-from tidemark.core import collection as C
-from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.values import is_number
-
-SESSIONS_NS = "config.system.sessions"
-# mongod's index of the sessions collection (SessionsCollection::generateCreateIndexesCmd)
-SESSIONS_TTL_INDEX = {"v": 2, "key": {"lastUse": 1}, "name": "lsidTTLIndex", "expireAfterSeconds": 1800}
 
 
 async def configure_fail_point(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -127,50 +119,8 @@ async def sleep(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _flush_sessions(records: list[dict[str, Any]], ended: list[dict[str, Any]]):
-    """The write function of a refresh: one scan of the (small) sessions collection, then per record an
-    insert, or an update where its ``lastUse`` is newer, and a delete per ended ``_id``."""
-
-    def fn(w: Any) -> None:
-        info = w.get_collection(SESSIONS_NS)
-        if info is None:
-            info = w.create_collection(SESSIONS_NS, {})
-        if info.index_spec(SESSIONS_TTL_INDEX["name"]) is None:
-            spec = dict(SESSIONS_TTL_INDEX)
-            info = w.create_index(info, spec, C.build_index_entries(w, info, spec))
-        stored: dict[bytes, tuple[bytes, dict[str, Any]]] = {}
-        for rid, raw in w.scan(info):
-            doc = decode(raw)
-            if isinstance(doc.get("_id"), dict):
-                stored[encode(doc["_id"])] = (bytes(rid), doc)
-        for _id in ended:
-            found = stored.pop(encode(_id), None)
-            if found is not None:
-                w.delete(info, found[0], C.index_keys(info, found[1]))
-        for record in records:
-            found = stored.get(encode(record["_id"]))
-            if found is None:
-                info, keys = C.write_keys(w, info, record)
-                w.insert(info, C.encode_doc(record), keys)
-            elif not (isinstance(found[1].get("lastUse"), type(record["lastUse"]))
-                      and found[1]["lastUse"] >= record["lastUse"]):
-                old_keys = C.index_keys(info, found[1])
-                info, new_keys = C.write_keys(w, info, record)
-                w.update(info, found[0], C.encode_doc(record), old_keys, new_keys)
-
-    return fn
-
-
 async def refresh_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    sessions = ctx.server.sessions
-    records, ended = sessions.take_flush()  # (on the loop: the cache's one thread)
-    try:
-        await asyncio.wrap_future(ctx.server.engine.write(_flush_sessions(records, ended)))
-    except BaseException:
-        sessions.restore_ended(ended)
-        raise
-    # the cursors of the sessions ended or expired die with them (LogicalSessionCacheImpl::_refresh)
-    ctx.server.cursors.kill_orphans(sessions.live())
+    await session_refresh.refresh(ctx.server)  # the periodic refresh's one function
     return {}
 
 

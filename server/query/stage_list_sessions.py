@@ -1,8 +1,8 @@
 """``$listSessions``: the session records of ``config.system.sessions`` (mongod's
 DocumentSourceListSessions), the first stage of an aggregate on that collection.
 
-The records come from the collection scan below the stage (written by ``refreshLogicalSessionCacheNow``:
-server/session_cache.py); the stage keeps those of the users asked for, by their ``_id.uid`` — the
+The records come from the collection scan below the stage (written by the session cache's refresh:
+server/session_refresh.py); the stage keeps those of the users asked for, by their ``_id.uid`` — the
 SHA-256 of ``"user@db"`` — as mongod's stage matches ``{"_id.uid": {$in: [...]}}``:
 
 - ``{allUsers: true}``: every record;

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tidemark.auth.names import ANYONE, Principal, UserName, same_principal, session_digest, visible_to
 from tidemark.cursors import CursorRegistry
 from tidemark.operations import OperationRegistry
-from tidemark.session_cache import SessionCache
+from tidemark.session_cache import SessionCache, ending_matcher
 
 PART = st.text(alphabet=st.sampled_from("ab@.$é_-ü日Z9 "), min_size=1, max_size=6)
 
@@ -70,9 +70,9 @@ def test_cursor_registry_ownership(pair):
     assert [e["cursor"]["cursorId"] for e in registry.report_idle("h", owner=theirs)] == []
     assert registry.report_idle("h", owner=None) == []
     assert len(registry.report_idle("h", owner=mine)) == 1 and len(registry.report_idle("h")) == 1
-    assert registry.kill_sessions({lsid["id"]}, owner=theirs) == 0 and registry.get(cursor.id) is cursor
-    assert registry.kill_sessions(None, names={theirs.name} - {mine.name}) == 0
-    assert registry.kill_sessions({lsid["id"]}, owner=mine) == 1 and registry.get(cursor.id) is None
+    assert registry.session_keys() == {(lsid["id"], mine)}
+    assert registry.kill_sessions(ending_matcher({(lsid["id"], theirs)})) == 0 and registry.get(cursor.id) is cursor
+    assert registry.kill_sessions(ending_matcher({(lsid["id"], mine)})) == 1 and registry.get(cursor.id) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -93,10 +93,13 @@ def test_session_cache_ownership(pair):
     mine, theirs = pair
     cache = SessionCache()
     session_id = uuid.uuid4()
-    cache.touch({"id": session_id}, _conn(1, mine))
-    cache.touch({"id": session_id}, _conn(2, theirs))  # the same id used by another user: another session
+    cache.vivify({"id": session_id}, _conn(1, mine))
+    cache.vivify({"id": session_id}, _conn(2, theirs))  # the same id used by another user: another session
     assert len(cache) == 2
-    cache.end([session_id], owner=theirs)
+    cache.end([session_id], owner=theirs)  # ends only theirs, at the next refresh
+    active, ending = cache.take()
+    assert set(active) == {(session_id, mine)} and ending == {(session_id, theirs)}
+    cache.put_back(active, set())
     records = cache.records(lambda owner: same_principal(owner, mine))
     assert len(records) == 1 and records[0]["user"] == {"name": mine.name.display()}
     assert cache.records(lambda owner: same_principal(owner, theirs)) == []

@@ -10,7 +10,6 @@ from harness.server_state import InProcessServer
 from pymongo.errors import OperationFailure
 
 from tidemark import cursors as cursor_module
-from tidemark import session_cache
 from tidemark.context import CommandContext, ConnectionInfo
 from tidemark.cursors import DEFAULT_FIRST_BATCH, cursor_reply
 
@@ -141,35 +140,27 @@ async def test_idle_cursors_are_reaped_but_no_timeout_ones_stay(ctx):
     assert registry.get(idle.id) is None and registry.get(kept.id) is kept
 
 
-async def test_session_cursors_time_out_only_when_enabled_and_die_when_their_session_expires(ctx, monkeypatch):
+async def test_session_cursors_time_out_only_when_enabled(ctx):
     """mongod: a cursor opened in a session is spared by the idle timeout unless
-    enableTimeoutOfInactiveSessionCursors (CursorManager::cursorShouldTimeout_inlock); it dies when its
-    session expires from the logical session cache (LogicalSessionCacheImpl::_refresh)."""
-    registry, sessions = ctx.server.cursors, ctx.server.sessions
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0)
-    sessions.touch({"id": "kept"}, ctx.conn)
-    sessions.touch({"id": "idle"}, ctx.conn)
+    enableTimeoutOfInactiveSessionCursors (CursorManager::cursorShouldTimeout_inlock); it dies with its
+    session (tests/e2e/test_logical_session_cache.py)."""
+    registry = ctx.server.cursors
     kept = registry.open("db.c", iter(range(3)), lsid={"id": "kept"})
-    idle = registry.open("db.c", iter(range(3)), lsid={"id": "idle"})
     plain = registry.open("db.c", iter(range(3)))
     assert registry.reap_idle(1000, now=plain.last_used + 2) == 1
-    assert registry.get(plain.id) is None and registry.get(kept.id) is kept and registry.get(idle.id) is idle
-    assert registry.kill_orphans(sessions.live()) == 0
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0 + session_cache.TIMEOUT_SECONDS - 1)
-    sessions.touch({"id": "kept"}, ctx.conn)
-    monkeypatch.setattr(session_cache.time, "time", lambda: 1000.0 + session_cache.TIMEOUT_SECONDS + 1)
-    assert registry.kill_orphans(sessions.live()) == 1
-    assert registry.get(idle.id) is None and registry.get(kept.id) is kept
+    assert registry.get(plain.id) is None and registry.get(kept.id) is kept
     assert registry.reap_idle(1000, now=kept.last_used + 2, session_cursors=True) == 1
     assert registry.get(kept.id) is None
 
 
-async def test_kill_sessions_kills_only_that_sessions_cursors(ctx):
+async def test_kill_sessions_kills_only_the_matching_sessions_cursors(ctx):
     registry = ctx.server.cursors
     mine = registry.open("db.c", iter(()), lsid={"id": "a"})
     other = registry.open("db.c", iter(()), lsid={"id": "b"})
-    assert registry.kill_sessions({"a"}) == 1
-    assert registry.get(mine.id) is None and registry.get(other.id) is other
+    plain = registry.open("db.c", iter(()))
+    assert registry.session_keys() == {("a", None), ("b", None)}
+    assert registry.kill_sessions(lambda session_id, _owner: session_id == "a") == 1
+    assert registry.get(mine.id) is None and registry.get(other.id) is other and registry.get(plain.id) is plain
 
 
 async def test_errors_while_batching_kill_the_cursor_and_propagate(ctx):
