@@ -32,6 +32,7 @@ from tidemark.dispatch import Dispatcher
 from tidemark.params import ServerParams
 from tidemark.query import interrupt, javascript, spill
 from tidemark.scheduler import RunScheduler
+from tidemark.session_cache import SessionCache
 from tidemark.storage.errors import StorageError
 from tidemark.timeseries import hooks as timeseries_hooks
 
@@ -195,6 +196,7 @@ class App:
             params=params,
             engine=engine,
             cursors=CursorRegistry(),
+            sessions=SessionCache(params["maxSessions"]),
             executor=WorkerPool(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
             # a thread inside a read transaction never parks (map growth waits for open reads)
             scheduler=RunScheduler(params["tidemarkRunTokens"], params["tidemarkRunQuantumMillis"] / 1000,

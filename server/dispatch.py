@@ -216,7 +216,7 @@ class Dispatcher:
                 self.server.opcounters[spec.counter] += 1
             lsid = cmd.get("lsid")
             if lsid is not None and attaches_session(spec.name, conn, self.server.auth):
-                self.server.sessions.vivify(lsid, conn)
+                self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}
             if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):

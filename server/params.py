@@ -290,6 +290,8 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec("logicalSessionRefreshMillis", 300_000, _parse_positive_int, True, False,
               "interval of the logical session cache's refresh (config.system.sessions; cursors of ended and "
               "expired sessions killed)"),
+    ParamSpec("maxSessions", 1_000_000, _parse_non_negative_int, True, False,
+              "most logical sessions the cache holds between two refreshes (past it: 261 TooManyLogicalSessions)"),
     ParamSpec("quiet", False, _parse_bool, True, True, "suppress connection accepted/ended log lines"),
     ParamSpec("redactEncryptedFields", True, _parse_bool, True, True,
               "redact BinData subtype 6 (encrypted) values in log lines and diagnostics"),

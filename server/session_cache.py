@@ -4,8 +4,9 @@ the last refresh, what ``$listLocalSessions`` lists, and the sessions ended sinc
 Mongod's model, followed here:
 
 - A command carrying an ``lsid`` (dispatch), ``startSession`` and ``refreshSessions`` *vivify* the
-  session: it enters the cache with the time of its last use (or its last use moves). A full cache
-  (``MAX_SESSIONS``) does not record a new one.
+  session: it enters the cache with the time of its last use (or its last use moves). A cache holding
+  ``maxSessions`` sessions refuses a new one: 261 TooManyLogicalSessions, and the command fails
+  (``_addToCacheIfNotFull``).
 - ``endSessions`` only notes the session as ending; nothing else happens until the refresh.
 - The refresh (``tidemark.session_refresh``: every ``logicalSessionRefreshMillis``, and
   ``refreshLogicalSessionCacheNow``) takes the cache's content out (:meth:`SessionCache.take`): the
@@ -26,6 +27,7 @@ values only (mongod's digest of ``"user@db"`` is ambiguous when names contain '@
 
 from __future__ import annotations
 
+import base64
 import datetime
 import time
 import uuid
@@ -35,6 +37,7 @@ from typing import Any
 from bson.binary import Binary
 
 from tidemark.auth.names import ANYONE, session_digest, visible_to
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 SESSIONS_NS = "config.system.sessions"
 MAX_SESSIONS = 1_000_000  # mongod's maxSessions (the parameter's default)
@@ -67,8 +70,8 @@ class SessionCache:
         return len(self._active)
 
     def vivify(self, lsid: Any, conn: Any = None) -> None:
-        """A command of ``conn`` used the session ``lsid``: record its use (mongod's
-        LogicalSessionCacheImpl::vivify), unless it is new and the cache is full."""
+        """A command of ``conn`` used the session ``lsid``: record its use, or raise 261 when it is new
+        and the cache is full (mongod's LogicalSessionCacheImpl::vivify)."""
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
             return
@@ -82,9 +85,10 @@ class SessionCache:
                 return
         except TypeError:  # a client's odd lsid id (a document, an array) names no session
             return
+        raise _too_many(key)
 
     def start(self, conn: Any = None) -> dict[str, Any]:
-        """``startSession``: a new session of ``conn``'s principal, in the cache."""
+        """``startSession``: a new session of ``conn``'s principal, in the cache (261 when full)."""
         lsid = {"id": uuid.uuid4()}
         self.vivify(lsid, conn)
         return lsid
@@ -144,3 +148,19 @@ def record(key: SessionKey, last: float) -> dict[str, Any]:
     if key[1] is not None:
         out["user"] = {"name": key[1].name.display()}
     return out
+
+
+def lsid_text(session_id: Any, owner: Any) -> str:
+    """A LogicalSessionId as mongod's operator<< prints it: ``id - uid - txnNumber - txnUUID`` (the uid in
+    base64; the last two empty for a client's session)."""
+    if isinstance(session_id, bytes) and len(session_id) == 16:  # a Binary id: shown as the UUID it holds
+        session_id = uuid.UUID(bytes=bytes(session_id))
+    uid = session_digest(owner.name if owner is not None else None)
+    return f"{session_id} - {base64.b64encode(uid).decode()} -  - "
+
+
+def _too_many(key: SessionKey) -> MongoError:
+    """mongod's refusal (_addToCacheIfNotFull)."""
+    return MongoError(ErrorCode.TooManyLogicalSessions,
+                      f"Unable to add session ID {lsid_text(*key)} into the cache because the number of "
+                      "active sessions is too high")

@@ -6,7 +6,6 @@ opened it (mongod's validateLSID: 50736 / 50737 / 50738)."""
 
 from __future__ import annotations
 
-import base64
 import math
 import time
 import uuid
@@ -23,6 +22,7 @@ from tidemark.core import collection as C
 from tidemark.cursors import api_parameters, api_parameters_text, cursor_reply, resume_token_fields
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.session_cache import lsid_text
 
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 # The fields of mongod's strict IDL parsers (getmore_command.idl, kill_cursors.idl): any other field
@@ -135,11 +135,6 @@ def _session(lsid: Any, principal: Any) -> tuple[Any, bytes] | None:
     return sid, session_digest(principal.name if principal is not None else None)
 
 
-def _session_text(session: tuple[Any, bytes]) -> str:
-    """mongod's rendering of a LogicalSessionId: id, base64 uid, and the (empty) txnNumber and txnUUID."""
-    return f"{session[0]} - {base64.b64encode(session[1]).decode()} -  - "
-
-
 def _check_session(ctx: CommandContext, cursor) -> None:
     """mongod's validateLSID: a cursor opened in a session continues only in that session, and one
     opened outside any session only outside one (50736 / 50737 / 50738)."""
@@ -147,12 +142,13 @@ def _check_session(ctx: CommandContext, cursor) -> None:
     prefix = f"Cannot run getMore on cursor {cursor.id}, which was"
     if theirs is None:
         if mine is not None:
-            raise MongoError(50736, f"{prefix} not created in a session, in session {_session_text(mine)}")
+            raise MongoError(50736, f"{prefix} not created in a session, in session "
+                                    f"{lsid_text(mine[0], ctx.conn.principal)}")
     elif mine is None:
-        raise MongoError(50737, f"{prefix} created in session {_session_text(theirs)}, without an lsid")
+        raise MongoError(50737, f"{prefix} created in session {lsid_text(theirs[0], cursor.owner)}, without an lsid")
     elif mine != theirs:
-        raise MongoError(50738,
-                         f"{prefix} created in session {_session_text(theirs)}, in session {_session_text(mine)}")
+        raise MongoError(50738, f"{prefix} created in session {lsid_text(theirs[0], cursor.owner)}, in session "
+                                f"{lsid_text(mine[0], ctx.conn.principal)}")
 
 
 def _check_api_parameters(cmd: dict[str, Any], cursor) -> None:

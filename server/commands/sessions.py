@@ -3,7 +3,7 @@
 Tidemark is a standalone without transactions: sessions exist only so that drivers may attach
 ``lsid`` to commands (hello advertises logicalSessionTimeoutMinutes). A session owns nothing but
 the cursors opened under it. As in mongod: startSession and refreshSessions vivify sessions in the
-logical session cache (``tidemark.session_cache``);
+logical session cache (``tidemark.session_cache``; 261 TooManyLogicalSessions when it is full);
 endSessions only notes them as ending, and the cache's refresh (``tidemark.session_refresh``) removes
 their records and kills their cursors; killSessions/killAllSessions kill the cursors at once and leave
 the cache alone (mongod's SessionKiller).
@@ -53,7 +53,7 @@ def _session_list(ctx: CommandContext, cmd: dict[str, Any]) -> list[dict[str, An
 
 
 async def start_session(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    session = ctx.server.sessions.start(ctx.conn)
+    session = ctx.server.sessions.start(ctx.conn)  # 261 when the cache is full
     return {"id": session, "timeoutMinutes": ctx.server.params["localLogicalSessionTimeoutMinutes"]}
 
 
@@ -65,7 +65,7 @@ async def end_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
 
 async def refresh_sessions(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     for item in _session_list(ctx, cmd):
-        ctx.server.sessions.vivify(item, ctx.conn)
+        ctx.server.sessions.vivify(item, ctx.conn)  # 261 for a new one when the cache is full
     return {}
 
 

@@ -1,7 +1,9 @@
 """mongod 7.0's logical session cache (LogicalSessionCacheImpl, standalone):
 
 - A command carrying an ``lsid`` (but killSessions/killAllSessions), ``startSession`` and
-  ``refreshSessions`` vivify the session.
+  ``refreshSessions`` vivify the session; a cache holding ``maxSessions`` sessions refuses a new one and
+  the command fails with 261 TooManyLogicalSessions, "Unable to add session ID <id> - <uid> -  -  into
+  the cache because the number of active sessions is too high" (``_addToCacheIfNotFull``).
 - Every ``logicalSessionRefreshMillis`` (and on ``refreshLogicalSessionCacheNow``) the cache is
   refreshed (``_refresh``): what it holds is taken out and written to ``config.system.sessions`` (so the
   cache holds only what was used since the last refresh), the sessions ended since (``endSessions``, which
@@ -9,28 +11,34 @@
   record is gone (expired: the TTL index ``lsidTTLIndex``, ``localLogicalSessionTimeoutMinutes``) are
   killed.
 
-Tidemark had no periodic refresh, removed
+Tidemark had no maxSessions parameter and stopped recording new sessions silently when full, so their
+cursors were taken for orphans and killed by the cursor monitor; it had no periodic refresh, removed
 ended sessions from the cache at once, killed their cursors at the next cursor-monitor pass (4 s) instead
 of the refresh, and expired sessions from its own 30-minute clock instead of from the collection.
 
 Ports the standalone assertions of jstests/noPassthrough/end_sessions_command.js,
-verify_session_cache_updates.js and sessions_collection_auto_healing.js.
+refresh_sessions_command.js, verify_session_cache_updates.js and sessions_collection_auto_healing.js.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
+import hashlib
 import socket
 import time
 import uuid
 from typing import Any
 
 import pytest
-from harness.server import recv_frame
+from harness.server import ServerProcess, recv_frame
 from harness.ttl import wait_ttl_passes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
+NO_USER_UID = base64.b64encode(hashlib.sha256(b"").digest()).decode()
 DAY_MS = 24 * 3600 * 1000  # a refresh interval no test waits for
 
 
@@ -76,15 +84,106 @@ class Raw:
         self.sock.close()
 
 
+def _too_many(session_id: uuid.UUID) -> str:
+    return (f"Unable to add session ID {session_id} - {NO_USER_UID} -  -  into the cache because the number "
+            "of active sessions is too high")
+
+
+@pytest.fixture(scope="module")
+def full_server(tmp_path_factory):
+    """maxSessions 3, no periodic refresh within a test's time."""
+    base = tmp_path_factory.mktemp("lsc-max")
+    srv = ServerProcess(base / "db", log_path=base / "server.log",
+                        params={"enableTestCommands": 1, "maxSessions": 3, "logicalSessionRefreshMillis": DAY_MS})
+    srv.start()
+    raw = Raw(srv.port)
+    raw.ok({"insert": "c", "documents": [{"_id": i} for i in range(5)]}, db="lsc")
+    yield srv, raw
+    raw.close()
+    assert srv.terminate() == 0
+
+
+# How a step uses a session: each vivifies it (killSessions aside), as mongod's
+# initializeOperationSessionInfo / startSession / refreshSessions do.
+USES = ["ping", "find", "insert", "count", "hello", "refreshSessions", "endSessions", "killSessions"]
+STEP = st.one_of(
+    st.tuples(st.sampled_from(USES), st.integers(0, 5)),
+    st.tuples(st.just("startSession"), st.just(0)),
+    st.tuples(st.just("refresh"), st.just(0)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(STEP, max_size=14))
+def test_a_full_cache_refuses_every_way_of_starting_a_new_session(full_server, steps):
+    """A model of the cache (the sessions used since the last refresh, at most 3) against every command
+    that vivifies a session: a new session past the limit fails with mongod's 261 and its command does
+    nothing; known sessions keep working; killSessions never counts; a refresh empties the cache."""
+    _srv, raw = full_server
+    raw.refresh()  # (a raw command carries no lsid: the cache is now empty)
+    ids = [uuid.uuid4() for _ in range(6)]
+    active: set[Any] = set()
+    for use, i in steps:
+        lsid = {"id": ids[i]}
+        if use == "refresh":
+            raw.refresh()
+            active = set()
+            continue
+        if use == "startSession":
+            reply = raw({"startSession": 1})
+            if len(active) < 3:
+                assert reply["ok"] == 1.0 and reply["timeoutMinutes"] == 30
+                active.add(reply["id"]["id"])
+            else:
+                assert reply["code"] == 261 and reply["codeName"] == "TooManyLogicalSessions"
+                assert reply["errmsg"].startswith("Unable to add session ID ")
+            continue
+        command: dict[str, Any] = {
+            "ping": {"ping": 1}, "find": {"find": "c", "filter": {}}, "count": {"count": "c"},
+            "insert": {"insert": "c", "documents": [{"marker": str(ids[i])}]}, "hello": {"hello": 1},
+            "refreshSessions": {"refreshSessions": [lsid]}, "endSessions": {"endSessions": [lsid]},
+            "killSessions": {"killSessions": [lsid]},
+        }[use]
+        reply = raw(command, db="lsc" if use in ("find", "insert", "count") else "admin", lsid=lsid)
+        refused = use != "killSessions" and ids[i] not in active and len(active) >= 3
+        if refused:
+            assert reply["ok"] == 0.0 and reply["code"] == 261, reply
+            assert reply["errmsg"] == _too_many(ids[i]) and reply["codeName"] == "TooManyLogicalSessions"
+            if use == "insert":
+                assert raw.ok({"count": "c", "query": {"marker": str(ids[i])}}, db="lsc")["n"] == 0
+        else:
+            assert reply["ok"] == 1.0, reply
+            if use != "killSessions":
+                active.add(ids[i])
+        assert raw.local_sessions() == active
+
+
+def test_a_cursor_of_a_session_never_refused_outlives_a_full_cache(full_server):
+    """The session that opened a cursor is in the cache: a full cache refuses others, not its getMore,
+    and the refresh keeps its cursor (its record is written)."""
+    srv, raw = full_server
+    raw.refresh()
+    mine = {"id": uuid.uuid4()}
+    cursor = raw.open_cursor(mine)
+    for _ in range(2):
+        raw.ok({"ping": 1}, lsid={"id": uuid.uuid4()})
+    assert raw({"ping": 1}, lsid={"id": uuid.uuid4()})["code"] == 261
+    assert raw.ok({"getMore": cursor, "collection": "c", "batchSize": 1}, db="lsc", lsid=mine)
+    raw.refresh()
+    raw.refresh()
+    assert cursor in raw.open_cursors()
+    raw.ok({"killCursors": "c", "cursors": [cursor]}, db="lsc")
+
+
 @pytest.mark.commands("refreshLogicalSessionCacheNow", "endSessions", "startSession", "refreshSessions",
                       "killSessions", "getParameter")
 def test_ended_and_expired_sessions_lose_their_cursors_at_the_refresh_only(start_server):
     srv = start_server(params={"enableTestCommands": 1, "logicalSessionRefreshMillis": DAY_MS,
                                "cursorTimeoutMillis": 1, "clientCursorMonitorFrequencySecs": 1})
     raw = Raw(srv.port)
-    assert raw.ok({"getParameter": 1, "logicalSessionRefreshMillis": 1,
+    assert raw.ok({"getParameter": 1, "logicalSessionRefreshMillis": 1, "maxSessions": 1,
                    "localLogicalSessionTimeoutMinutes": 1, "disableLogicalSessionCacheRefresh": 1}) == {
-        "logicalSessionRefreshMillis": DAY_MS, "localLogicalSessionTimeoutMinutes": 30,
+        "logicalSessionRefreshMillis": DAY_MS, "maxSessions": 1_000_000, "localLogicalSessionTimeoutMinutes": 30,
         "disableLogicalSessionCacheRefresh": False, "ok": 1.0}
     raw.ok({"insert": "c", "documents": [{"_id": i} for i in range(5)]}, db="lsc")
     ended, expired, kept = ({"id": uuid.uuid4()} for _ in range(3))
@@ -207,6 +306,29 @@ def test_end_sessions_command_js(start_server):
     raw.close()
 
 
+@pytest.mark.commands("refreshSessions", "startSession", "refreshLogicalSessionCacheNow")
+def test_refresh_sessions_command_js(start_server):
+    """jstests/noPassthrough/refresh_sessions_command.js (without access control): refreshSessions with
+    known, new, duplicate and no ids; with maxSessions 3, a new one past the limit fails; the refresh
+    writes all three."""
+    srv = start_server(params={"enableTestCommands": 1, "maxSessions": 3, "logicalSessionRefreshMillis": DAY_MS})
+    raw = Raw(srv.port)
+    lsid3 = raw.ok({"startSession": 1})["id"]
+    lsid = {"id": uuid.uuid4()}
+    lsid2 = {"id": uuid.uuid4()}
+    raw.ok({"refreshSessions": [lsid3]})
+    raw.ok({"refreshSessions": [lsid]})  # a novel lsid
+    raw.ok({"refreshSessions": [lsid, lsid2, lsid3]})
+    raw.ok({"refreshSessions": [lsid, lsid, lsid, lsid]})
+    raw.ok({"refreshSessions": []})
+    lsid4 = {"id": uuid.uuid4()}
+    reply = raw({"refreshSessions": [lsid4]})
+    assert reply["code"] == 261 and reply["errmsg"] == _too_many(lsid4["id"])
+    raw.refresh()
+    assert len(raw.records()) == 3
+    raw.close()
+
+
 @pytest.mark.commands("refreshLogicalSessionCacheNow", "hello", "serverStatus", "find", "getMore")
 def test_verify_session_cache_updates_js(start_server):
     """jstests/noPassthrough/verify_session_cache_updates.js: only a command carrying the lsid records
@@ -236,4 +358,19 @@ def test_verify_session_cache_updates_js(start_server):
     raw.ok({"getMore": reply["cursor"]["id"], "collection": "test", "batchSize": 1}, db="test", lsid=session)
     assert verify(1)[0]["lastUse"] > last_use
     assert isinstance(last_use, datetime.datetime)
+    raw.close()
+
+
+@pytest.mark.commands("hello", "ping", "aggregate")
+def test_a_connection_without_a_user_uses_no_session_under_access_control(auth_server, root_client):
+    """Under access control a connection without a user uses no session (initializeOperationSessionInfo:
+    no uid to give it): it does not enter the cache, so it counts against no maxSessions. (A kill
+    command's own lsid is not vivified either: the killSessions steps above.)"""
+    raw = Raw(auth_server.port)
+    userless = {"id": uuid.uuid4()}
+    raw.ok({"hello": 1}, lsid=userless)
+    raw.ok({"ping": 1}, lsid=userless)
+    listing = root_client.admin.aggregate([{"$listLocalSessions": {"allUsers": True}}])
+    listed = {bytes(r["_id"]["id"]) for r in listing}
+    assert listed and userless["id"].bytes not in listed  # (pymongo reads the ids as Binary)
     raw.close()

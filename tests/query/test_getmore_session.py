@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from tidemark.auth.names import UserName
-from tidemark.commands.cursors import _check_session, _session, _session_text
+from tidemark.commands.cursors import _check_session
 from tidemark.protocol.errors import MongoError
+from tidemark.session_cache import lsid_text
 
 A, B = uuid.UUID(int=1), uuid.UUID(int=2)
 EMPTY_UID = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="  # base64 of SHA-256("")
@@ -53,4 +54,4 @@ def test_the_same_id_under_another_user_is_another_session():
 
 
 def test_a_binary_session_id_shows_as_its_uuid():
-    assert _session_text(_session({"id": A.bytes}, None)) == f"{A} - {EMPTY_UID} -  - "
+    assert lsid_text(A.bytes, None) == lsid_text(A, None) == f"{A} - {EMPTY_UID} -  - "
