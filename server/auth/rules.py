@@ -191,11 +191,14 @@ def _rename(req: Request) -> None:
     src, dst = req.full_ns(req.cmd.get("renameCollection")), req.full_ns(req.cmd.get("to"))
     drop_target = truthy(req.cmd.get("dropTarget"))  # (a UUID names the target: true too)
     if src[0] == "ns" and dst[0] == "ns" and src[1] == dst[1]:
+        # mongod's checkAuthForRenameCollectionCommand: renaming within a database needs
+        # renameCollectionSameDB (and dropCollection on a dropped target), but never moves data the
+        # caller cannot read to a name it can read (canReadSrc || !canReadDest)
         same_db_ok = (
             R.is_normal_collection(src[1], src[2]) and R.is_normal_collection(dst[1], dst[2])
             and req.allowed(R.db_target(src[1]), "renameCollectionSameDB")
             and (not drop_target or req.allowed(dst, "dropCollection"))
-            and (req.allowed(dst, "find") or not req.allowed(src, "find"))
+            and (req.allowed(src, "find") or not req.allowed(dst, "find"))
         )
         if same_db_ok:
             return
