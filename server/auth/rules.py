@@ -349,9 +349,18 @@ def _grant_privileges(req: Request, action: str = "grantRole") -> None:
         req.require(R.db_target(db), action)
 
 
+def _set_restrictions(req: Request) -> None:
+    """mongod's checkAuthorizedToSetRestrictions: a command that carries ``authenticationRestrictions``
+    (createUser, updateUser, createRole, updateRole; an empty array too) needs
+    ``setAuthenticationRestriction`` on its database."""
+    if "authenticationRestrictions" in req.cmd:
+        req.require(R.db_target(req.db), "setAuthenticationRestriction")
+
+
 def _create_user(req: Request) -> None:
     req.require(R.db_target(req.db), "createUser")
     _grant_roles(req)
+    _set_restrictions(req)
 
 
 def _is_self(req: Request, user: Any, db: str) -> bool:
@@ -369,11 +378,10 @@ def _update_user(req: Request) -> None:
     if "customData" in cmd:
         if not (req.allowed(db, "changeCustomData") or (own and req.allowed(db, "changeOwnCustomData"))):
             raise Denied
-    if "authenticationRestrictions" in cmd:
-        req.require(db, "setAuthenticationRestriction")
     if "roles" in cmd:
         req.require(db, "revokeRole")
         _grant_roles(req)
+    _set_restrictions(req)
 
 
 def _users_info(req: Request) -> None:
@@ -404,12 +412,14 @@ def _create_role(req: Request) -> None:
     req.require(R.db_target(req.db), "createRole")
     _grant_roles(req)
     _grant_privileges(req)
+    _set_restrictions(req)
 
 
 def _update_role(req: Request) -> None:
     req.require(R.db_target(req.db), "grantRole", "revokeRole")
     _grant_roles(req)
     _grant_privileges(req)
+    _set_restrictions(req)
 
 
 def _current_op(req: Request) -> None:
