@@ -13,7 +13,8 @@ A *pattern* (what a privilege names) is a small tuple, hashable and cheap to com
     ("bucketsAnyDb", name)       {db: "", system_buckets}
     ("buckets", db, name)        {db, system_buckets}       <db>.system.buckets.<name>
 
-A *target* (what a request touches) is ``("cluster",)``, ``("db", db)`` or ``("ns", db, coll)``.
+A *target* (what a request touches) is ``("cluster",)``, ``("db", db)`` or ``("ns", db, coll)``, or a
+pattern itself (``("anyNormal",)``: "every normal resource", matched by ``any`` and by itself).
 :func:`search_list` gives the patterns that can match a target, in mongod's order (``local`` and
 ``config`` are never matched by ``anyNormal``; ``system.*`` collections only by patterns that name
 them, ``any``, or the buckets patterns). A privilege set is ``{pattern: frozenset(actions)}``; a
@@ -101,8 +102,8 @@ def search_list(target: Pattern) -> tuple[Pattern, ...]:
         if target[1] not in ("local", "config"):
             out.append(ANY_NORMAL)
         out.append(target)
-    elif kind == "cluster":
-        out.append(CLUSTER)
+    elif kind != "any":
+        out.append(target)  # the cluster, or a pattern itself (mongod's updateRole asks anyNormal)
     return tuple(out)
 
 

@@ -334,13 +334,15 @@ def _grant_roles(req: Request, field: str = "roles", action: str = "grantRole") 
 
 
 def _privilege_dbs(value: Any) -> list[str]:
+    """The database whose grantRole / revokeRole a privilege needs: its own for a database or an exact
+    namespace, ``admin`` for any other pattern (mongod's checkAuthorizedToGrantPrivilege)."""
     out = []
     for doc in value if isinstance(value, list) else []:
         try:
             pattern = R.parse_pattern(doc.get("resource") if isinstance(doc, dict) else None)
         except MongoError:
             continue
-        out.append(R.pattern_db(pattern) or "admin")
+        out.append(pattern[1] if pattern[0] in ("db", "ns") else "admin")
     return out
 
 
@@ -355,6 +357,12 @@ def _set_restrictions(req: Request) -> None:
     ``setAuthenticationRestriction`` on its database."""
     if "authenticationRestrictions" in req.cmd:
         req.require(R.db_target(req.db), "setAuthenticationRestriction")
+
+
+def _revoke_any_role(req: Request) -> None:
+    """updateUser's ``roles`` and updateRole replace what was granted, whatever it was: mongod asks the
+    ability to revoke any role (``revokeRole`` on every normal resource), not only the database's."""
+    req.require(R.ANY_NORMAL, "revokeRole")
 
 
 def _create_user(req: Request) -> None:
@@ -379,7 +387,7 @@ def _update_user(req: Request) -> None:
         if not (req.allowed(db, "changeCustomData") or (own and req.allowed(db, "changeOwnCustomData"))):
             raise Denied
     if "roles" in cmd:
-        req.require(db, "revokeRole")
+        _revoke_any_role(req)
         _grant_roles(req)
     _set_restrictions(req)
 
@@ -416,7 +424,7 @@ def _create_role(req: Request) -> None:
 
 
 def _update_role(req: Request) -> None:
-    req.require(R.db_target(req.db), "grantRole", "revokeRole")
+    _revoke_any_role(req)
     _grant_roles(req)
     _grant_privileges(req)
     _set_restrictions(req)
@@ -467,10 +475,7 @@ def _validate_db_metadata(req: Request) -> None:
             raise MongoError(ErrorCode.Unauthorized, "Not authorized to run validateDBMetadata command on "
                                                      f"resource: '<database {db}>'")
         return
-    # the "any normal resource" pattern itself (search_list matches only patterns of databases and
-    # collections): granted by a privilege on it or on any resource
-    granted = req.privileges.get(R.ANY_NORMAL, frozenset()) | req.privileges.get(R.ANY, frozenset())
-    if not ("validate" in granted or "anyAction" in granted):
+    if not req.allowed(R.ANY_NORMAL, "validate"):
         raise MongoError(ErrorCode.Unauthorized, "Not authorized to run validateDBMetadata command on "
                                                  "resource: '<all normal resources>'")
 

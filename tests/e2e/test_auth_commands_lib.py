@@ -6,7 +6,8 @@ user-defined role holding exactly the case's privileges (each privilege alone, w
 is refused with 13; the same privileges on ``{collection: ""}`` or ``{db: ""}`` still pass).
 Tidemark differed (each case says how): it let renameCollectionSameDB move an unreadable collection to a
 readable name, and let users and roles carry ``authenticationRestrictions`` without
-``setAuthenticationRestriction``.
+``setAuthenticationRestriction``, and asked grantRole/revokeRole on the database instead of
+``revokeRole`` on every normal resource for updateRole.
 """
 
 from __future__ import annotations
@@ -106,6 +107,15 @@ ENTRIES = [
           setup=lambda db: db.command("createUser", "testUser", pwd="test", roles=[],
                                       authenticationRestrictions=[{"clientSource": ["127.0.0.1"]}]),
           teardown=_drop_user_if_any, covers=("updateUser",)),
+    # updateRole needs revokeRole on every normal resource (Tidemark: grantRole + revokeRole on the
+    # database, so userAdmin and dbOwner could and the privileges below could not)
+    Entry("updateRole_authenticationRestrictions",
+          lambda: SON([("updateRole", "testRole"), ("authenticationRestrictions", [])]),
+          [Case(F, ROLES_USER_ADMIN_ANY, [P("", "", "revokeRole"), P(F, "", "setAuthenticationRestriction")]),
+           Case(S, ROLES_USER_ADMIN_ANY, [P("", "", "revokeRole"), P(S, "", "setAuthenticationRestriction")])],
+          setup=lambda db: db.command("createRole", "testRole", roles=[], privileges=[],
+                                      authenticationRestrictions=[{"clientSource": ["127.0.0.1"]}]),
+          teardown=_drop_role_if_any, covers=("updateRole",)),
 ]
 
 

@@ -69,7 +69,7 @@ def _cleanup(root) -> None:
 RESTRICTIONS = ([], [{"clientSource": ["127.0.0.1"]}])
 
 
-@pytest.mark.commands("createUser", "updateUser", "createRole")
+@pytest.mark.commands("createUser", "updateUser", "createRole", "updateRole")
 @pytest.mark.parametrize("restrictions", [None, *RESTRICTIONS], ids=["absent", "empty", "clientSource"])
 def test_authentication_restrictions_need_set_authentication_restriction(root_client, actor, restrictions):
     set_privileges, conn = actor
@@ -77,6 +77,7 @@ def test_authentication_restrictions_need_set_authentication_restriction(root_cl
         "createUser": (_p(DB, "", "createUser"), [("createUser", "u"), ("pwd", "pw"), ("roles", [])]),
         "updateUser": ((), [("updateUser", "u")]),
         "createRole": (_p(DB, "", "createRole"), [("createRole", "r"), ("roles", []), ("privileges", [])]),
+        "updateRole": (_p("", "", "revokeRole"), [("updateRole", "r")]),
     }
     for name, (needed, fields) in base.items():
         command = dict(fields)
@@ -99,3 +100,63 @@ def test_authentication_restrictions_need_set_authentication_restriction(root_cl
             expected = (with_needed or not needed) and (with_set or restrictions is None)
             assert _authorized(conn[DB], command) == expected, (name, privileges, command)
     _cleanup(root_client)
+
+
+@pytest.mark.commands("updateRole", "updateUser")
+def test_update_role_and_user_roles_need_revoke_role_on_every_normal_resource(root_client, actor):
+    set_privileges, conn = actor
+    cases = [
+        # (privileges, updateRole allowed, updateUser {roles} allowed)
+        ([_p(DB, "", "grantRole", "revokeRole")], False, False),  # userAdmin / dbOwner of the database
+        ([_p("", "", "revokeRole")], True, False),  # granting read@DB still needs grantRole on DB
+        ([_p("", "", "revokeRole", "grantRole")], True, True),
+        ([_p("", "", "revokeRole"), _p(DB, "", "grantRole")], True, True),
+        ([{"resource": {"anyResource": True}, "actions": ["revokeRole", "grantRole"]}], True, True),
+        ([_p(DB, "", "grantRole"), {"resource": {"cluster": True}, "actions": ["revokeRole"]}], False, False),
+    ]
+    for privileges, role_ok, user_ok in cases:
+        _cleanup(root_client)
+        root_client[DB].command("createUser", "u", pwd="pw", roles=[])
+        root_client[DB].command("createRole", "r", roles=[], privileges=[])
+        set_privileges(privileges)
+        assert _authorized(conn[DB], {"updateRole": "r", "privileges": []}) == role_ok, privileges
+        assert _authorized(conn[DB], {"updateUser": "u", "roles": ["read"]}) == user_ok, privileges
+    _cleanup(root_client)
+
+
+@pytest.mark.commands("updateRole", "grantPrivilegesToRole", "revokePrivilegesFromRole", "createRole")
+def test_granting_a_privilege_needs_grant_role_on_its_database_or_on_admin(root_client, actor):
+    set_privileges, conn = actor
+    role = f"umc_granted_{uuid.uuid4().hex[:6]}"  # an admin role: it may hold any privilege
+    resources = {
+        "db": ({"db": DB, "collection": ""}, DB),
+        "ns": ({"db": DB, "collection": "c"}, DB),
+        "other db": ({"db": "umc_elsewhere", "collection": "c"}, "umc_elsewhere"),
+        "any db": ({"db": "", "collection": "c"}, "admin"),
+        "any normal": ({"db": "", "collection": ""}, "admin"),
+        "cluster": ({"cluster": True}, "admin"),
+        "any resource": ({"anyResource": True}, "admin"),
+        "buckets": ({"db": DB, "system_buckets": "c"}, "admin"),
+        "buckets in db": ({"db": DB, "system_buckets": ""}, "admin"),
+    }
+    for label, (resource, needs) in resources.items():
+        privilege = [{"resource": resource, "actions": ["inprog" if "cluster" in resource else "find"]}]
+        for holder in (DB, "admin", "umc_elsewhere"):
+            ok = holder == needs
+            root_client.admin.command("createRole", role, roles=[], privileges=[])
+            set_privileges([_p(holder, "", "grantRole", "revokeRole")])
+            assert _authorized(conn.admin, {"grantPrivilegesToRole": role, "privileges": privilege}) == ok, \
+                (label, holder)
+            if not ok:
+                root_client.admin.command("grantPrivilegesToRole", role, privileges=privilege)
+            assert _authorized(conn.admin, {"revokePrivilegesFromRole": role, "privileges": privilege}) == ok, \
+                (label, holder)
+            # updateRole: revokeRole on every normal resource, and grantRole where the privilege needs it
+            set_privileges([_p(holder, "", "grantRole"), _p("", "", "revokeRole")])
+            assert _authorized(conn.admin, {"updateRole": role, "privileges": privilege}) == ok, (label, holder)
+            root_client.admin.command("dropRole", role)
+            set_privileges([_p(holder, "", "grantRole"), _p("admin", "", "createRole")])
+            assert _authorized(conn.admin, {"createRole": role, "roles": [], "privileges": privilege}) == ok, \
+                (label, holder)
+            if ok:
+                root_client.admin.command("dropRole", role)
