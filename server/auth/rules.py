@@ -248,31 +248,64 @@ def _list_databases(req: Request) -> dict | None:
     return _narrow(req.cmd, {"name": {"$in": names}})
 
 
-def _list_collections(req: Request) -> dict | None:
-    cmd = req.cmd
-    if req.allowed(R.db_target(req.db), "listCollections"):
-        return None
-    if cmd.get("authorizedCollections") is not True or cmd.get("nameOnly") is not True:
-        raise Denied
-    authenticated(req)
-    names: set[str] = set()
-    normal = False
-    for pattern, actions in req.privileges.items():
+def _any_resource_in_db(privileges: R.Privileges, db: str) -> bool:
+    """mongod's isAuthorizedForAnyActionOnAnyResourceInDB: some privilege of the user could name a
+    resource of ``db`` (cluster privileges do not; ``anyNormal`` does not reach ``local``/``config``)."""
+    for pattern, actions in privileges.items():
         if not actions:
             continue
         kind = pattern[0]
-        if kind in ("any", "anyNormal") or (kind == "db" and pattern[1] == req.db):
-            normal = True
-        if kind == "coll":
+        if kind in ("any", "anyBuckets", "coll", "bucketsAnyDb"):
+            return True
+        if kind == "anyNormal" and db not in ("local", "config"):
+            return True
+        if kind in ("db", "ns", "bucketsInDb", "buckets") and pattern[1] == db:
+            return True
+    return False
+
+
+def _authorized_collections(privileges: R.Privileges, db: str) -> dict | None:
+    """The condition on ``name`` keeping the collections of ``db`` some privilege matches (mongod's
+    isAuthorizedForAnyActionOnResource of each namespace: the patterns of R.search_list), or None for
+    all of them."""
+    names: set[str] = set()
+    regexes: set[str] = set()
+    for pattern, actions in privileges.items():
+        if not actions:
+            continue
+        kind = pattern[0]
+        if kind == "any":
+            return None  # every collection, system ones too
+        if (kind == "anyNormal" and db not in ("local", "config")) or (kind == "db" and pattern[1] == db):
+            # the database's normal collections (R.is_normal_collection)
+            regexes.add("^(?!system\\.)" if db != "local" else "^(?!system\\.|replset\\.)")
+        elif kind == "coll":
             names.add(pattern[1])
-        elif kind == "ns" and pattern[1] == req.db:
+        elif kind == "ns" and pattern[1] == db:
             names.add(pattern[2])
-        elif kind in ("buckets",) and pattern[1] == req.db:
-            names.add(BUCKETS_PREFIX + pattern[2])
-    condition: dict = {"name": {"$in": sorted(names)}}
-    if normal:
-        condition = {"$or": [condition, {"name": {"$not": {"$regex": "^system\\."}}}]}
-    return _narrow(cmd, condition)
+        elif kind == "anyBuckets" or (kind == "bucketsInDb" and pattern[1] == db):
+            regexes.add("^system\\.buckets\\..")
+        elif kind == "bucketsAnyDb" or (kind == "buckets" and pattern[1] == db):
+            names.add(BUCKETS_PREFIX + pattern[-1])
+    alternatives: list[dict] = [{"name": {"$in": sorted(names)}}]
+    alternatives += [{"name": {"$regex": regex}} for regex in sorted(regexes)]
+    return alternatives[0] if len(alternatives) == 1 else {"$or": alternatives}
+
+
+def _list_collections(req: Request) -> dict | None:
+    """mongod's checkAuthorizedToListCollections: ``{nameOnly: true, authorizedCollections: true}``
+    from a user with any privilege that could name a resource of the database, else
+    ``listCollections`` on the database. With ``authorizedCollections: true`` the listing keeps only
+    the collections some privilege matches, whatever allowed the command (list_collections.cpp)."""
+    cmd, db = req.cmd, req.db
+    own_only = cmd.get("authorizedCollections") is True
+    if not (own_only and cmd.get("nameOnly") is True and req.authenticated
+            and _any_resource_in_db(req.privileges, db)):
+        req.require(R.db_target(db), "listCollections")
+    if not own_only:
+        return None
+    condition = _authorized_collections(req.privileges, db)
+    return None if condition is None else _narrow(cmd, condition)
 
 
 # -- cursors and sessions -------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ is refused with 13; the same privileges on ``{collection: ""}`` or ``{db: ""}`` 
 Tidemark differed (each case says how): it let renameCollectionSameDB move an unreadable collection to a
 readable name, and let users and roles carry ``authenticationRestrictions`` without
 ``setAuthenticationRestriction``, and asked grantRole/revokeRole on the database instead of
-``revokeRole`` on every normal resource for updateRole.
+``revokeRole`` on every normal resource for updateRole, and answered ``{listCollections, nameOnly,
+authorizedCollections}`` from a user without any privilege on the database.
 """
 
 from __future__ import annotations
@@ -116,6 +117,23 @@ ENTRIES = [
           setup=lambda db: db.command("createRole", "testRole", roles=[], privileges=[],
                                       authenticationRestrictions=[{"clientSource": ["127.0.0.1"]}]),
           teardown=_drop_role_if_any, covers=("updateRole",)),
+    # {nameOnly, authorizedCollections} needs a privilege that could name a resource of the database
+    # (Tidemark answered ok, with nothing listed, to a user without any)
+    Entry("listOwnCollections",
+          lambda: SON([("listCollections", 1), ("nameOnly", True), ("authorizedCollections", True)]),
+          [Case(F, {key for key, *_ in BUILTIN} - {"readLocal", "readWriteLocal"}),
+           Case(F, None, [P(F, "x", "find")]), Case(F, None, [P("", "x", "find")]),
+           Case(F, None, [P("", "", "find")]), Case(F, None, [P(F, "", "find")]),
+           Case(F, None, [{"resource": {"cluster": True}, "actions": ["find"]}], expect_authz_failure=True),
+           Case(F, None, [P(S, "x", "find")], expect_authz_failure=True),
+           Case(F, None, [], expect_authz_failure=True)],
+          setup=lambda db: (db.x.insert_one({"_id": 5}), db.y.insert_one({"_id": 6})),
+          teardown=lambda db: (db.x.drop(), db.y.drop()), covers=("listCollections",)),
+    Entry("listCollections", lambda: SON([("listCollections", 1)]),
+          [Case(F, {"read", "readAnyDatabase", "readWrite", "readWriteAnyDatabase", "dbAdmin", "dbAdminAnyDatabase",
+                    "dbOwner", "backup", "restore", "root"}, [P(F, "", "listCollections")])],
+          setup=lambda db: (db.x.insert_one({"_id": 5}), db.y.insert_one({"_id": 6})),
+          teardown=lambda db: (db.x.drop(), db.y.drop()), covers=("listCollections",)),
 ]
 
 
