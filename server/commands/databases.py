@@ -137,7 +137,7 @@ async def db_stats(ctx: CommandContext, cmd: dict) -> dict:
 
 COMMANDS = [
     CommandSpec("listDatabases", list_databases,
-                help="list databases with their sizes (filter, nameOnly)"),
+                help="list databases with their sizes (filter, nameOnly)", admin_only=True),
     CommandSpec("dbStats", db_stats, help="storage statistics of one database (scale)",
                 aliases=("dbstats",)),
 ]

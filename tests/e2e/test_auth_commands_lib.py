@@ -8,7 +8,8 @@ Tidemark differed (each case says how): it let renameCollectionSameDB move an un
 readable name, and let users and roles carry ``authenticationRestrictions`` without
 ``setAuthenticationRestriction``, and asked grantRole/revokeRole on the database instead of
 ``revokeRole`` on every normal resource for updateRole, and answered ``{listCollections, nameOnly,
-authorizedCollections}`` from a user without any privilege on the database.
+authorizedCollections}`` from a user without any privilege on the database, and listDatabases on
+any database.
 """
 
 from __future__ import annotations
@@ -134,6 +135,10 @@ ENTRIES = [
                     "dbOwner", "backup", "restore", "root"}, [P(F, "", "listCollections")])],
           setup=lambda db: (db.x.insert_one({"_id": 5}), db.y.insert_one({"_id": 6})),
           teardown=lambda db: (db.x.drop(), db.y.drop()), covers=("listCollections",)),
+    # adminOnly: 13 on any other database, whatever the role (Tidemark listed them)
+    Entry("listDatabases", lambda: SON([("listDatabases", 1)]),
+          [Case(A, {key for key, *_ in BUILTIN}, [{"resource": {"cluster": True}, "actions": ["listDatabases"]}]),
+           Case(F, set()), Case(S, set())], covers=("listDatabases",)),
 ]
 
 

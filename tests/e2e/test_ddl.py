@@ -25,6 +25,20 @@ def test_list_databases_name_only_and_filter(client, db):
     assert reply["databases"] == [{"name": db.name}]
 
 
+@pytest.mark.commands("listDatabases")
+@pytest.mark.parametrize("options", [{}, {"nameOnly": True}, {"authorizedDatabases": True}, {"filter": {}}])
+def test_list_databases_runs_only_against_admin(client, db, options):
+    """mongod's CmdListDatabases is adminOnly: on any other database it is 13 before anything else (Tidemark
+    listed the databases)."""
+    db.c.insert_one({})
+    for name in (db.name, "local", "config", "test"):
+        with pytest.raises(OperationFailure) as failure:
+            client[name].command("listDatabases", **options)
+        assert failure.value.code == 13
+        assert failure.value.details["errmsg"] == "listDatabases may only be run against the admin database."
+    assert db.name in [d["name"] for d in client.admin.command("listDatabases", **options)["databases"]]
+
+
 @pytest.mark.commands("create")
 def test_create_collection_then_same_options_is_ok_and_different_is_48(db):
     db.create_collection("c")
