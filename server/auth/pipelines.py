@@ -1,11 +1,12 @@
 """The privileges an aggregation pipeline needs (mongod's ``getPrivilegesForAggregate`` and each
 stage's ``requiredPrivileges``): ``find`` on the source unless the first stage is an initial source,
 and for every stage what it reads or writes — ``$lookup``/``$graphLookup``/``$unionWith``/``$facet``
-sub-pipelines recursively, ``insert``+``remove`` on a ``$out`` target, ``insert``+``update`` on a
-``$merge`` target, ``collStats``/``indexStats``/``planCacheRead``/``changeStream`` for those stages,
-``inprog``/``listSessions`` on the cluster for ``allUsers`` (or other ``users``) variants. Used by the ``aggregate``,
-``create`` (views) and ``collMod`` rules in :mod:`tidemark.auth.rules`. Pure; tolerant of malformed
-stages (the handler refuses them).
+sub-pipelines recursively, ``insert``+``remove`` on a ``$out`` target, the actions of its mode on a
+``$merge`` target (``query.stage_write.MERGE_MODES``: ``insert`` and/or ``update``),
+``collStats``/``indexStats``/``planCacheRead``/``changeStream`` for those stages, ``inprog``/``listSessions``
+on the cluster for ``allUsers`` (or other ``users``) variants. Used by the ``aggregate``, ``create``
+(views) and ``collMod`` rules in :mod:`tidemark.auth.rules`. Pure; tolerant of malformed stages (the
+handler refuses them).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.auth import resources as R
+from tidemark.protocol.errors import MongoError
+from tidemark.query.stage_write import MERGE_MODES, merge_options
 
 INITIAL_SOURCES = frozenset({
     "$collStats", "$indexStats", "$currentOp", "$listSessions", "$listLocalSessions", "$documents",
@@ -49,7 +52,13 @@ def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass
             needs.append((target or R.db_target(db), ("insert", "remove", *bypass)))
         elif name == "$merge":
             target = _target_ns(db, spec.get("into") if isinstance(spec, dict) else spec)
-            needs.append((target or R.db_target(db), ("insert", "update", *bypass)))
+            try:
+                options = merge_options(spec)
+            except MongoError:  # malformed: the handler refuses it (asked the broadest actions meanwhile)
+                actions: tuple[str, ...] = ("insert", "update")
+            else:
+                actions = MERGE_MODES[options["whenMatched"], options["whenNotMatched"]]
+            needs.append((target or R.db_target(db), (*actions, *bypass)))
         elif name in ("$lookup", "$graphLookup") and isinstance(spec, dict):
             foreign = _target_ns(db, spec.get("from"))
             if name == "$graphLookup":

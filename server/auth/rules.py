@@ -525,8 +525,25 @@ def _features(req: Request) -> None:
 
 
 def _clone_as_capped(req: Request) -> None:
+    """mongod's CmdCloneCollectionAsCapped::checkAuthForOperation: find on the source, then (a target
+    that is no string is 14 here already) insert, createIndex and convertToCapped on the target."""
     req.require(req.ns(), "find")
-    req.require(req.ns(req.cmd.get("toCollection")), "insert", "createCollection")
+    target = req.cmd.get("toCollection")
+    if type(target) is not str:
+        raise MongoError(ErrorCode.TypeMismatch, "'toCollection' must be of type String")
+    req.require(req.ns(target), "insert", "createIndex", "convertToCapped")
+
+
+def _profile(req: Request) -> None:
+    """mongod's ProfileCmdBase::checkAuthForOperation: reading the settings (a negative level, neither
+    ``slowms`` nor ``sampleRate``) needs only find on ``<db>.system.profile``; anything else
+    ``enableProfiler`` on the database."""
+    cmd, level = req.cmd, req.first
+    read_only = (isinstance(level, int | float) and not isinstance(level, bool) and level < 0
+                 and "slowms" not in cmd and "sampleRate" not in cmd)
+    if read_only and req.allowed(R.ns_target(req.db, "system.profile"), "find"):
+        return
+    req.require(R.db_target(req.db), "enableProfiler")
 
 
 RULES: dict[str, Rule | None] = {
@@ -562,7 +579,7 @@ RULES: dict[str, Rule | None] = {
     "killAllSessions": on_cluster("killAnySession"),
     # commands other families add (mongod's actions), so they arrive with their rule
     "currentOp": _current_op,
-    "killOp": _kill_op, "top": on_cluster("top"), "profile": on_database("enableProfiler"),
+    "killOp": _kill_op, "top": on_cluster("top"), "profile": _profile,
     "configureFailPoint": authenticated,  # a test command: mongod asks for nothing more
     "waitForFailPoint": authenticated,  # a test command: no privilege either
     "sleep": authenticated,  # a test command: no privilege (CmdSleep::addRequiredPrivileges adds none)

@@ -35,10 +35,17 @@ def parse_out(spec: Any, ctx: PipelineContext) -> Stage:
 
 _WHEN_MATCHED = ("replace", "keepExisting", "merge", "fail")
 _WHEN_NOT_MATCHED = ("insert", "discard", "fail")
-# mongod's merge strategy table: the (whenMatched, whenNotMatched) pairs it has a strategy for.
-_MERGE_MODES = {("replace", "insert"), ("replace", "fail"), ("replace", "discard"), ("merge", "insert"),
-                ("merge", "fail"), ("merge", "discard"), ("keepExisting", "insert"), ("fail", "insert"),
-                ("pipeline", "insert"), ("pipeline", "fail"), ("pipeline", "discard")}
+# mongod's merge strategy table (document_source_merge.cpp getDescriptors): the (whenMatched,
+# whenNotMatched) pairs it has a strategy for, and the actions each needs on the target (a strategy that
+# may insert needs insert, one that may change a document needs update; whenMatched: fail only inserts).
+MERGE_MODES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("replace", "insert"): ("insert", "update"), ("replace", "fail"): ("update",),
+    ("replace", "discard"): ("update",), ("merge", "insert"): ("insert", "update"),
+    ("merge", "fail"): ("update",), ("merge", "discard"): ("update",),
+    ("keepExisting", "insert"): ("insert", "update"), ("fail", "insert"): ("insert",),
+    ("pipeline", "insert"): ("insert", "update"), ("pipeline", "fail"): ("update",),
+    ("pipeline", "discard"): ("update",),
+}
 
 
 def merge_options(spec: Any) -> dict:
@@ -100,7 +107,7 @@ def merge_options(spec: Any) -> dict:
     if not_matched not in _WHEN_NOT_MATCHED:
         raise MongoError(ErrorCode.BadValue,
                          f"Enumeration value '{not_matched}' for field 'whenNotMatched' is not a valid value.")
-    if (matched, not_matched) not in _MERGE_MODES:
+    if (matched, not_matched) not in MERGE_MODES:
         raise MongoError(51181, f"Combination of $merge modes 'whenMatched: {matched}' and 'whenNotMatched: "
                                 f"{not_matched}' is not supported")
     if "let" in spec and matched != "pipeline":

@@ -8,8 +8,9 @@ Tidemark differed (each case says how): it let renameCollectionSameDB move an un
 readable name, and let users and roles carry ``authenticationRestrictions`` without
 ``setAuthenticationRestriction``, and asked grantRole/revokeRole on the database instead of
 ``revokeRole`` on every normal resource for updateRole, and answered ``{listCollections, nameOnly,
-authorizedCollections}`` from a user without any privilege on the database, and listDatabases on
-any database.
+authorizedCollections}`` from a user without any privilege on the database, listDatabases on any
+database; it asked enableProfiler of ``profile: -1``, update of ``$merge`` with ``whenMatched: fail``,
+createCollection instead of createIndex + convertToCapped of cloneCollectionAsCapped.
 """
 
 from __future__ import annotations
@@ -139,6 +140,45 @@ ENTRIES = [
     Entry("listDatabases", lambda: SON([("listDatabases", 1)]),
           [Case(A, {key for key, *_ in BUILTIN}, [{"resource": {"cluster": True}, "actions": ["listDatabases"]}]),
            Case(F, set()), Case(S, set())], covers=("listDatabases",)),
+    # profile: -1 only reads the settings: find on <db>.system.profile is enough (Tidemark asked
+    # enableProfiler)
+    Entry("profileGetLevel", lambda: SON([("profile", -1)]),
+          [Case(F, {"backup", "dbAdmin", "dbAdminAnyDatabase", "dbOwner", "clusterMonitor", "clusterAdmin", "root"},
+                [P(F, "system.profile", "find")]),
+           Case(S, {"backup", "dbAdminAnyDatabase", "clusterMonitor", "clusterAdmin", "root"},
+                [P(S, "system.profile", "find")])], covers=("profile",)),
+    Entry("profile", lambda: SON([("profile", 0)]),
+          [Case(F, {"dbAdmin", "dbAdminAnyDatabase", "dbOwner", "root"}, [P(F, "", "enableProfiler")]),
+           Case(S, {"dbAdminAnyDatabase", "root"}, [P(S, "", "enableProfiler")])], covers=("profile",)),
+    Entry("profileSetSampleRate", lambda: SON([("profile", -1), ("sampleRate", 0.5)]),
+          [Case(F, {"dbAdmin", "dbAdminAnyDatabase", "dbOwner", "root"}, [P(F, "", "enableProfiler")]),
+           Case(S, {"dbAdminAnyDatabase", "root"}, [P(S, "", "enableProfiler")])],
+          teardown=lambda db: db.command("profile", -1, sampleRate=1.0), covers=("profile",)),
+    # insert + createIndex + convertToCapped on the target (Tidemark: insert + createCollection)
+    Entry("cloneCollectionAsCapped",
+          lambda: SON([("cloneCollectionAsCapped", "x"), ("toCollection", "y"), ("size", 1000)]),
+          [Case(F, {"readWrite", "readWriteAnyDatabase", "dbOwner", "root"},
+                [P(F, "y", "insert", "createIndex", "convertToCapped"), P(F, "x", "find")]),
+           Case(S, {"readWriteAnyDatabase", "root"},
+                [P(S, "y", "insert", "createIndex", "convertToCapped"), P(S, "x", "find")])],
+          setup=lambda db: (db.x.insert_one({}), db.y.drop()), teardown=lambda db: (db.x.drop(), db.y.drop()),
+          covers=("cloneCollectionAsCapped",)),
+    # whenMatched: fail + whenNotMatched: insert needs insert only (Tidemark: insert + update)
+    *(Entry(f"aggregate_merge_{mode}_documents",
+            lambda target=target, bypass=bypass, mode=mode: SON([
+                ("aggregate", "foo"),
+                ("pipeline", [{"$merge": {"into": {"db": target, "coll": "foo_out"},
+                                          "whenMatched": "fail" if mode == "insert" else "replace",
+                                          "whenNotMatched": "insert"}}]),
+                ("cursor", {}), ("bypassDocumentValidation", bypass)]),
+            [Case(db, roles, [P(db, "foo", "find"),
+                              P(target, "foo_out", *actions, *(("bypassDocumentValidation",) if bypass else ()))])],
+            covers=("aggregate",))
+      for mode, actions in (("insert", ("insert",)), ("replace", ("insert", "update")))
+      for db, target, bypass, roles in (
+          (F, F, False, {"readWrite", "readWriteAnyDatabase", "dbOwner", "root"}),
+          (S, S, False, {"readWriteAnyDatabase", "root"}), (F, S, False, {"readWriteAnyDatabase", "root"}),
+          (F, F, True, {"dbOwner", "root"}), (F, S, True, {"root"}))),
 ]
 
 
