@@ -53,6 +53,12 @@ def with_roles(current: list[RoleName], roles: list[RoleName], *, grant: bool) -
     return [r for r in current if r not in roles]
 
 
+def require_some(values: Any, command: str, field: str) -> None:
+    """mongod's grant/revoke commands refuse an empty ``roles`` / ``privileges`` array (BadValue)."""
+    if not values:
+        raise MongoError(ErrorCode.BadValue, f'{command} command requires a non-empty "{field}" array')
+
+
 def check_roles_exist(graph: RoleGraph, roles: list[RoleName]) -> None:
     for role, db in roles:
         if not graph.exists((role, db)):

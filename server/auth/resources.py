@@ -190,6 +190,8 @@ def parse_pattern(resource: Any) -> Pattern:
             if db and name:
                 return ("buckets", db, name)
             return ("bucketsInDb", db) if db else (("bucketsAnyDb", name) if name else ANY_BUCKETS)
+        if name and not _valid_collection_name(name):
+            raise MongoError(ErrorCode.BadValue, f"'{name}' is not a valid collection name")
         if db and name:
             return ("ns", db, name)
         return ("db", db) if db else (("coll", name) if name else ANY_NORMAL)
@@ -197,6 +199,11 @@ def parse_pattern(resource: Any) -> Pattern:
         "resource pattern must contain 'collection' or 'systemBuckets' specifier, "
         f"or be one of 'cluster' or 'anyResource': {sorted(keys)}"
     )
+
+
+def _valid_collection_name(name: str) -> bool:
+    """mongod's NamespaceString::validCollectionName (privilege.cpp refuses a privilege naming another)."""
+    return not name.startswith(".") and "$" not in name and "\0" not in name
 
 
 def parse_privileges(docs: Any, field: str) -> dict[Pattern, frozenset]:
@@ -213,6 +220,8 @@ def parse_privileges(docs: Any, field: str) -> dict[Pattern, frozenset]:
         actions = doc["actions"]
         if not isinstance(actions, list) or not all(type(a) is str for a in actions):
             raise _bad("Privilege 'actions' must be an array of strings")
+        if not actions:
+            raise MongoError(ErrorCode.BadValue, "'actions' field of privilege resource must not be empty")
         for action in actions:
             if action not in ACTIONS:
                 raise MongoError(ErrorCode.BadValue, f"Unrecognized action privilege string: {action}")

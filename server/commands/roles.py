@@ -30,10 +30,10 @@ def _privileges(cmd: dict, command: str, db: str, *, required: bool) -> dict | N
     if docs is None:
         return None
     privileges = R.parse_privileges(docs, "privileges")
-    if db != "admin":
+    if db != "admin":  # mongod's checkOkayToGrantPrivilegesToRole: a database or namespace of its own
         for pattern in privileges:
-            if R.pattern_db(pattern) != db:
-                raise MongoError(ErrorCode.BadValue,
+            if pattern[0] not in ("db", "ns") or pattern[1] != db:
+                raise MongoError(ErrorCode.InvalidRoleModification,
                                  f"Roles on the '{db}' database cannot be granted privileges that target other "
                                  "databases or the cluster")
     return privileges
@@ -48,11 +48,11 @@ def _roles(cmd: dict, command: str, db: str, *, required: bool) -> list[RoleName
     if value is None:
         return None
     roles = accounts.role_names(value, db, command)
-    if db != "admin":
+    if db != "admin":  # mongod's checkOkayToGrantRolesToRole
         for _, role_db in roles:
             if role_db != db:
-                raise MongoError(ErrorCode.BadValue,
-                                 f"Roles on the '{db}' database cannot inherit from roles on other databases")
+                raise MongoError(ErrorCode.InvalidRoleModification,
+                                 f"Roles on the '{db}' database cannot be granted roles from other databases")
     return roles
 
 
@@ -143,6 +143,7 @@ async def _grant_revoke_roles(ctx: CommandContext, cmd: dict, command: str, gran
     check_fields(cmd, command, {"roles"})
     role = name_arg(cmd, command, "Role")
     roles = _roles(cmd, command, ctx.db, required=True)
+    accounts.require_some(roles, command, "roles")
 
     def change(privileges: dict, current: list[RoleName]):
         return privileges, accounts.with_roles(current, roles, grant=grant)
@@ -155,6 +156,7 @@ async def _grant_revoke_privileges(ctx: CommandContext, cmd: dict, command: str,
     check_fields(cmd, command, {"privileges"})
     role = name_arg(cmd, command, "Role")
     privileges = _privileges(cmd, command, ctx.db, required=True)
+    accounts.require_some(privileges, command, "privileges")
 
     def change(current: dict, roles: list[RoleName]):
         out = dict(current)

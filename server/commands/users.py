@@ -153,8 +153,9 @@ async def _change_roles(ctx: CommandContext, cmd: dict, command: str, grant: boo
     check_fields(cmd, command, {"roles"})
     user = name_arg(cmd, command)
     roles = accounts.role_names(field(cmd, command, "roles", list, "array", required=True), db, command)
-    if grant:
-        accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
+    accounts.require_some(roles, command, "roles")
+    # mongod's rolesExist, for a revoke too (RoleNotFound rather than revoking nothing)
+    accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
 
     def change(old: dict) -> dict:
         current = accounts.with_roles(role_list(old.get("roles")), roles, grant=grant)

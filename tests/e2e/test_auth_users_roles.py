@@ -184,9 +184,10 @@ def test_create_role_refuses_what_mongod_refuses(root_client):
     db.command("createRole", role, privileges=[], roles=["read"])
     assert _fails(db, "createRole", 51002, role, privileges=[], roles=[]) == f'Role "{role}@roledb2" already exists'
     _fails(db, "createRole", 2, "read", privileges=[], roles=[])
-    _fails(db, "createRole", 2, _name("r"), privileges=[{"resource": {"cluster": True}, "actions": ["inprog"]}],
+    # mongod's checkOkayToGrantPrivilegesToRole / checkOkayToGrantRolesToRole: 49 InvalidRoleModification
+    _fails(db, "createRole", 49, _name("r"), privileges=[{"resource": {"cluster": True}, "actions": ["inprog"]}],
            roles=[])
-    _fails(db, "createRole", 2, _name("r"), privileges=[], roles=[{"role": "read", "db": "other"}])
+    _fails(db, "createRole", 49, _name("r"), privileges=[], roles=[{"role": "read", "db": "other"}])
     _fails(db, "createRole", 2, _name("r"), privileges=[
         {"resource": {"db": "roledb2", "collection": ""}, "actions": ["fly"]}], roles=[])
     _fails(db, "createRole", 9, _name("r"), privileges=[{"resource": {"db": "roledb2"}, "actions": []}], roles=[])
