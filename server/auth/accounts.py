@@ -132,7 +132,9 @@ def user_view(
     show_privileges: bool = False,
     show_restrictions: bool = False,
 ) -> dict:
-    """One entry of ``usersInfo.users``."""
+    """One entry of ``usersInfo.users`` (mongod's User::reportForUsersInfo): the inherited roles,
+    privileges and restrictions with either ``showPrivileges`` or ``showAuthenticationRestrictions``, the
+    user's own ``authenticationRestrictions`` only with the latter."""
     creds = doc.get("credentials") or {}
     view: dict[str, Any] = {"_id": doc.get("_id"), "userId": doc.get("userId"), "user": doc.get("user"),
                             "db": doc.get("db")}
@@ -142,14 +144,21 @@ def user_view(
     if show_custom_data and "customData" in doc:
         view["customData"] = doc["customData"]
     view["mechanisms"] = [m for m in scram.MECHANISMS if m in creds]
-    if show_restrictions or show_privileges:
-        view["authenticationRestrictions"] = doc.get("authenticationRestrictions", [])
-    if show_privileges:
+    if show_privileges or show_restrictions:
         roles = role_list(doc.get("roles"))
         view["inheritedRoles"] = role_documents(graph.closure(roles))
         view["inheritedPrivileges"] = R.privilege_documents(graph.privileges(roles))
         view["inheritedAuthenticationRestrictions"] = []
+    if show_restrictions:
+        view["authenticationRestrictions"] = doc.get("authenticationRestrictions", [])
     return view
+
+
+def roles_fragment(roles: list[RoleName], graph: RoleGraph) -> dict:
+    """rolesInfo's ``showPrivileges: "asUserFragment"`` (mongod's getRolesAsUserFragment): the roles as a
+    user holding them would show them."""
+    return {"roles": role_documents(roles), "inheritedRoles": role_documents(graph.closure(roles)),
+            "inheritedPrivileges": R.privilege_documents(graph.privileges(roles))}
 
 
 def role_view(role: RoleName, graph: RoleGraph, *, show_privileges: bool = False) -> dict:

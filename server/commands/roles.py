@@ -237,7 +237,7 @@ async def roles_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     if show_builtin and targets != "db":
         raise MongoError(ErrorCode.BadValue, "showBuiltinRoles is only valid when requesting all roles")
 
-    def work() -> list[dict]:
+    def work() -> dict[str, Any]:
         graph = ctx.server.auth.graph()
         if targets == "db":
             names = [r for r in sorted(graph.defined) if r[1] == db]
@@ -245,9 +245,11 @@ async def roles_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
                 names = sorted(names + [(name, db) for name in B.role_names(db)])
         else:
             names = [r for r in cast("list[RoleName]", targets) if graph.exists(r)]  # not "db": the pairs
-        return [accounts.role_view(r, graph, show_privileges=bool(show_privileges)) for r in names]
+        if show_privileges == "asUserFragment":
+            return {"userFragment": accounts.roles_fragment(names, graph)}
+        return {"roles": [accounts.role_view(r, graph, show_privileges=bool(show_privileges)) for r in names]}
 
-    return {"roles": await ctx.run_blocking(work)}
+    return await ctx.run_blocking(work)
 
 
 COMMANDS = [

@@ -196,8 +196,10 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
             # by (user, db) pair: "<db>.<user>" _ids of a '.'-bearing db argument could name another user
             wanted: dict[UserName | None, int] = {UserName(u, d): i for i, (u, d) in enumerate(targets)}
             docs = sorted((d for d in docs if _name_of(d) in wanted), key=lambda d: wanted[_name_of(d)])
-        else:
-            docs.sort(key=lambda d: (str(d.get("db")), str(d.get("user"))))
+        if type(targets) is str or not (flags["showPrivileges"] or flags["showAuthenticationRestrictions"]):
+            # mongod reads these with a pipeline sorted {user: 1, db: 1} (the names as UserNames order
+            # them); only the exact-match details path (one user at a time) keeps the order asked
+            docs.sort(key=lambda d: (str(d.get("user")), str(d.get("db"))))
         graph = manager.graph()
         views = [accounts.user_view(d, graph, show_credentials=flags["showCredentials"],
                                     show_custom_data=flags["showCustomData"],
