@@ -186,6 +186,9 @@ ROLES: dict[str, tuple[bool, list[tuple[str, str | None]], list[tuple]]] = {
         ("exact_namespace", "admin", "system.roles", ["createIndex"]),
     ]),
     "directShardOperations": (True, [], [("cluster", None, None, ["issueDirectShardOperations"])]),
+    # the internal role (mongod's __system): every action on every resource; shown by rolesInfo when
+    # named, never among showBuiltinRoles (as __queryableBackup)
+    "__system": (True, [], [("any", None, None, ["anyAction"])]),
     "root": (True, [
         ("clusterAdmin", None), ("userAdminAnyDatabase", None), ("dbAdminAnyDatabase", None),
         ("readWriteAnyDatabase", None), ("backup", None), ("restore", None), ("directShardOperations", None),

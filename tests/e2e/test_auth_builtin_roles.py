@@ -58,6 +58,34 @@ def test_builtin_role_allows_and_refuses(auth_server, root_client, role):
         assert failure.value.details["errmsg"].startswith("not authorized on ")
 
 
+@pytest.mark.commands("rolesInfo", "createUser")
+def test_the_internal_system_role_exists_on_admin_and_grants_everything(auth_server, root_client):
+    """mongod's __system: an admin-only built-in role holding every action on every resource (system
+    collections included), named by rolesInfo but not listed with showBuiltinRoles (Tidemark had no
+    such role: 31 RoleNotFound)."""
+    shown = root_client.admin.command("rolesInfo", "__system", showPrivileges=True)["roles"]
+    assert shown == [{"role": "__system", "db": "admin", "isBuiltin": True, "roles": [], "inheritedRoles": [],
+                      "privileges": [{"resource": {"anyResource": True}, "actions": ["anyAction"]}],
+                      "inheritedPrivileges": [{"resource": {"anyResource": True}, "actions": ["anyAction"]}]}]
+    listed = root_client.admin.command("rolesInfo", 1, showBuiltinRoles=True)["roles"]
+    assert "__system" not in {r["role"] for r in listed}
+    with pytest.raises(OperationFailure) as failure:
+        root_client.roles_a.command("createUser", uuid.uuid4().hex, pwd="pw", roles=["__system"])
+    assert (failure.value.code, failure.value.details["errmsg"]) == (31, "Could not find role: __system@roles_a")
+    user = f"sys_{uuid.uuid4().hex[:6]}"
+    root_client.admin.command("createUser", user, pwd="pw", roles=["__system"])
+    try:
+        with pymongo.MongoClient(f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true") as conn:
+            assert conn.admin["system.users"].find_one({"user": user})["db"] == "admin"
+            conn.roles_sys.c.insert_one({})
+            conn.roles_sys.command("create", "system.js")
+            conn.admin.command("usersInfo", {"forAllDBs": True}, showCredentials=True)
+            conn.admin.command("serverStatus")
+    finally:
+        root_client.admin.command("dropUser", user)
+        root_client.drop_database("roles_sys")
+
+
 def test_builtin_roles_exist_only_where_mongod_has_them(root_client):
     with pytest.raises(OperationFailure) as failure:
         root_client.roles_a.command("createUser", uuid.uuid4().hex, pwd="pw", roles=["root"])
