@@ -119,7 +119,7 @@ def fresh(client):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     db.ts.insert_many([{"t": T0 + dt.timedelta(hours=i), "m": i % 2, "a": i} for i in range(6)])
     yield db
-    db.command("profile", 0)
+    db.command("profile", 0, slowms=100, sampleRate=1.0)  # (slowms and sampleRate are the server's, not the db's)
     client.drop_database(DB)
 
 
