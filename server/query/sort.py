@@ -17,7 +17,10 @@
   without ``allowDiskUse`` the buffered documents' BSON size may not exceed ``memory_limit``
   (292 QueryExceededMemoryLimitNoDiskUseAllowed). With ``allowDiskUse`` every ``memory_limit`` of
   buffered documents is sorted and spilled to disk as a run, and the runs are merged (``spill.py``);
-  a top-k whose kept documents outgrow the limit continues as such an external sort.
+  a top-k whose kept documents outgrow the limit continues as such an external sort. A ``$meta`` sort
+  (textScore, randVal) is bounded and spills the same way (mongod's sorter holds the metadata sort
+  key like any other): its runs are sorted by ``make_sort_key`` over the read's DocMeta, which the
+  spilled documents get back before the merge keys them.
 """
 
 from __future__ import annotations
@@ -595,16 +598,14 @@ def sort_documents(
 ) -> Iterable[Any]:
     """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
     compare under ``collation`` (None: simple); ``meta`` is the read's DocMeta for ``$meta`` fields.
-    A list, unless runs were spilled to disk (then a lazy merge of them); ``$meta`` sorts stay in
-    memory (the scores live beside the documents, not in them)."""
+    A list, unless runs were spilled to disk (then a lazy merge of them)."""
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
-    has_meta = any(type(d) is str for _, d in fields)
     check = _parallel_check(fields)
     if meta is not None and "sortKey" in meta.wants:
         # a projection shows the sort key ({$meta: "sortKey"}): each document's, noted as it arrives
         # (made only on request; a spilled run carries it with the rest of the metadata)
         docs = _noting_sort_keys(docs, sort_key_array(fields, collation, meta), meta)
-    if (limit is not None and limit > 0) or has_meta:
+    if limit is not None and limit > 0:
         key = make_sort_key(fields, collation, meta)
         if check is not None:
             plain_key = key
@@ -612,21 +613,25 @@ def sort_documents(
             def key(doc: Any) -> tuple:
                 check(doc)
                 return plain_key(doc)
-        if not (limit is not None and limit > 0):
-            return sorted(docs, key=key)
         kept = _top_k(docs, key, limit, allow_disk_use, memory_limit)
         if not isinstance(kept, _Outgrown):
             return kept
-        if has_meta:
-            return sorted(kept.docs, key=key)[:limit]
         return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check, meta),
                                 limit)
     return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check, meta)
 
 
-def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_use: bool,
+def _full_sort(docs: Iterable[Any], fields: list[tuple[str, Any]], allow_disk_use: bool,
                memory_limit: int, collation: Any, check: Callable[[Any], None] | None = None,
                meta: Any = None) -> Iterable[Any]:
+    if any(type(d) is str for _, d in fields):  # a $meta field: keys read the read's DocMeta
+        meta_key = make_sort_key(fields, collation, meta)
+
+        def in_order(docs: list) -> list:
+            return sorted(docs, key=meta_key)
+    else:
+        def in_order(docs: list) -> list:
+            return _stable_multi_sort(docs, fields, collation)
     buffered: list = []
     runs: list = []
     used = 0
@@ -643,13 +648,13 @@ def _full_sort(docs: Iterable[Any], fields: list[tuple[str, int]], allow_disk_us
         if used > memory_limit:
             if not allow_disk_use:
                 raise sort_limit_error(memory_limit)
-            runs.append(spill.write_run(_stable_multi_sort(buffered, fields, collation), meta))
+            runs.append(spill.write_run(in_order(buffered), meta))
             buffered, used = [], 0
         buffered.append(doc)
-    ordered = _stable_multi_sort(buffered, fields, collation)
+    ordered = in_order(buffered)
     if not runs:
         return ordered
-    return spill.merge(runs, ordered, make_sort_key(fields, collation), meta)
+    return spill.merge(runs, ordered, make_sort_key(fields, collation, meta), meta)
 
 
 def _stable_multi_sort(docs: list, fields: list[tuple[str, int]], collation: Any = None) -> list:
