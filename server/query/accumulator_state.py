@@ -7,13 +7,27 @@ decimal); $min/$max use BSON order and ignore null/missing; $first/$last keep nu
 null); $push/$addToSet drop missing; $top/$bottom(N) are fed (sort key, output) pairs and output
 missing as null. ``remove(value)`` exists on the accumulators windows can slide (``removable``:
 $sum $avg $count $stdDev*); windows rebuild the others. ``process_many`` is the batch form.
+
+Memory (what ``$group`` counts against its limit, as mongod's accumulators count ``_memUsageBytes``):
+``memory()`` is about the bytes of the values the state keeps now — nothing for a state of fixed size
+(``sized`` False: $sum $avg $count...), the one value a $first/$last/$min/$max keeps, every value a
+$push/$addToSet/$stdDev*/$percentile keeps, the merged document of $mergeObjects, and only the (at most
+n) values an N accumulator keeps: a value it drops stops counting (mongod's AccumulatorN family,
+accumulator_multi.cpp, counts a value when it is kept and uncounts it when it is evicted). The
+$top*/$bottom* and $minN/$maxN keep their n best in a heap, so they hold no more than that either.
+Sizes are measured when a value is kept (or when ``memory()`` is asked, for the lists that only
+grow), never on the window path, which does not ask.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import heapq
 import math
+from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
+from itertools import islice
 from typing import Any
 
 from tidemark.protocol.errors import MongoError
@@ -29,14 +43,33 @@ from tidemark.query.expr_base import (
     num_kind,
     type_name,
 )
+from tidemark.query.memory import approx_size
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, compare, sort_key
 
+_FIXED_SIZE = frozenset({int, float, bool, _dt.datetime, type(None), type(MISSING)})
+
+
+def value_size(v: Any) -> int:
+    """``approx_size(v)``, without the call for the common scalars."""
+    t = type(v)
+    if t is str:
+        return 16 + len(v)
+    if t in _FIXED_SIZE:
+        return 16
+    return approx_size(v)
+
 
 class Accumulator:
-    """Per-group state: ``process(value)`` then ``result()``; ``remove`` when ``removable``."""
+    """Per-group state: ``process(value)`` then ``result()``; ``remove`` when ``removable``;
+    ``memory()`` when ``sized`` (see the module)."""
 
     removable = False
+    sized = False  # True: the state keeps values, ``memory()`` says how many bytes of them
+
+    def memory(self) -> int:
+        """About the bytes of the values the state keeps now (0 for a state of fixed size)."""
+        return 0
 
     def process(self, value: Any) -> None:
         raise NotImplementedError
@@ -218,7 +251,22 @@ class Count(Accumulator):
         return self.n if self.n <= 2147483647 else make_integer(self.n, KIND_LONG)
 
 
-class MinMax(Accumulator):
+class _KeepsOne(Accumulator):
+    """A state that is one value, ``value``: its size, measured again only when the value changes."""
+
+    sized = True
+    value: Any
+    _measured: Any = MISSING  # the value last measured, and its size
+    _size = 16
+
+    def memory(self) -> int:
+        value = self.value
+        if value is not self._measured:
+            self._measured, self._size = value, value_size(value)
+        return self._size
+
+
+class MinMax(_KeepsOne):
     def __init__(self, sign: int, compare: Callable[[Any, Any], int] = compare):
         self.sign = sign
         self.value = MISSING
@@ -259,7 +307,7 @@ class MinMax(Accumulator):
         return None if self.value is MISSING else self.value
 
 
-class First(Accumulator):
+class First(_KeepsOne):
     def __init__(self):
         self.seen = False
         self.value = None
@@ -277,7 +325,7 @@ class First(Accumulator):
         return self.value
 
 
-class Last(Accumulator):
+class Last(_KeepsOne):
     def __init__(self):
         self.value = None
 
@@ -293,8 +341,18 @@ class Last(Accumulator):
 
 
 class Push(Accumulator):
+    sized = True
+
     def __init__(self):
         self.values: list = []
+        self._measured = 0  # the values measured so far (the first ones) and their bytes
+        self._bytes = 0
+
+    def memory(self) -> int:
+        if self._measured < len(self.values):
+            self._bytes += sum(map(value_size, self.values[self._measured:]))
+            self._measured = len(self.values)
+        return self._bytes
 
     def process(self, v):
         if v is not MISSING:
@@ -308,9 +366,20 @@ class Push(Accumulator):
 
 
 class AddToSet(Accumulator):
+    sized = True
+
     def __init__(self, sort_key: Callable[[Any], tuple] = sort_key):
         self.values: dict = {}
         self.sort_key = sort_key
+        self._measured = 0  # the distinct values measured so far (the first ones) and their bytes
+        self._bytes = 0
+
+    def memory(self) -> int:
+        new = len(self.values) - self._measured
+        if new:  # (the values added since are the last ones of the dict)
+            self._bytes += sum(map(value_size, islice(reversed(self.values.values()), new)))
+            self._measured = len(self.values)
+        return self._bytes
 
     def process(self, v):
         if v is not MISSING:
@@ -322,6 +391,7 @@ class AddToSet(Accumulator):
 
 class StdDev(Accumulator):
     removable = True
+    sized = True  # (every number is kept: the exact two-pass result needs them)
 
     def __init__(self, sample: bool):
         self.sample = sample
@@ -329,6 +399,9 @@ class StdDev(Accumulator):
         self.total = 0.0
         self.total_sq = 0.0
         self.values: list[float] = []
+
+    def memory(self) -> int:
+        return 16 * len(self.values)
 
     def process(self, v):
         if num_kind(v) is None:
@@ -450,8 +523,13 @@ class Covariance(Accumulator):
 
 
 class MergeObjects(Accumulator):
+    sized = True
+
     def __init__(self):
         self.value: dict = {}
+
+    def memory(self) -> int:
+        return approx_size(self.value)  # (mongod's: the merged document's size, after each input)
 
     def process(self, v):
         if v is None or v is MISSING:
@@ -465,73 +543,150 @@ class MergeObjects(Accumulator):
         return dict(self.value)
 
 
-def _item_order(item: tuple) -> tuple:
-    return item[0], item[1]
+class _Reversed:
+    """A rank ordered the other way round (a heap's root is then the greatest rank: the worst kept)."""
+
+    __slots__ = ("rank",)
+
+    def __init__(self, rank: Any):
+        self.rank = rank
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.rank < self.rank
 
 
-class SortedN(Accumulator):
+class _KeepsBestN(Accumulator):
+    """The n best values by a rank (unique: it ends with the arrival number), as a heap whose root is
+    the worst kept one; a value better than it takes its place, else is dropped. ``bytes``: the sizes
+    of the values kept (what mongod's AccumulatorN counts: a value when kept, minus it when evicted).
+    Heap entries: (rank, size, value); a rank is (key, arrival): the n smallest are kept
+    (``smallest``: the rank wrapped in ``_Reversed``), else the n greatest with the arrival negated.
+    Either way a later value equal in key to the worst kept one is not better (the first one stays)."""
+
+    sized = True
+
+    def __init__(self, n: int, smallest: bool):
+        self.n, self.smallest = n, smallest
+        self.kept: list = []
+        self.seq = 0
+        self.bytes = 0
+
+    def _rank(self, key: Any) -> Any:
+        self.seq += 1
+        return _Reversed((key, self.seq)) if self.smallest else (key, -self.seq)
+
+    def _wanted(self, key: Any) -> bool:
+        """Whether a value of sort key ``key`` is kept: there is room, or it is better than the worst kept
+        (told by the keys alone: the later arrival loses a tie)."""
+        kept = self.kept
+        if len(kept) < self.n:
+            return True
+        worst = kept[0][0]
+        return key < worst.rank[0] if self.smallest else worst[0] < key
+
+    def _keep(self, rank: Any, value: Any, size: int) -> None:
+        """Keep a value ``_wanted`` said yes to (in place of the worst kept one when full)."""
+        kept = self.kept
+        if len(kept) < self.n:
+            heapq.heappush(kept, (rank, size, value))
+            self.bytes += size
+        else:
+            self.bytes += size - heapq.heapreplace(kept, (rank, size, value))[1]
+
+    def memory(self) -> int:
+        return self.bytes
+
+    def _in_order(self, descending: bool = False) -> list:
+        """The values kept, by rank (best first for ascending ranks; ``descending``: greatest first)."""
+        entries = [(e[0].rank if type(e[0]) is _Reversed else e[0], e[2]) for e in self.kept]
+        entries.sort(key=_first, reverse=descending)
+        return [value for _, value in entries]
+
+
+def _first(entry: tuple) -> Any:
+    return entry[0]
+
+
+class SortedN(_KeepsBestN):
     """$top/$bottom/$topN/$bottomN: fed (sort key, output) pairs (keys of the sortBy as written); keeps
     the first n of the sort order, or its last n for $bottom*, and outputs them in sort order. Among
-    equal keys the earlier document ranks first: so $bottom* order items by (key, -arrival) and keep
-    the tail (reversing the sortBy directions instead would also change which array element an
-    array's key comes from: min for ascending, max for descending)."""
+    equal keys the earlier document ranks first: so $bottom* rank items by (key, -arrival) and keep
+    the greatest (reversing the sortBy directions instead would also change which array element an
+    array's key comes from: min for ascending, max for descending). A kept item counts its output and
+    its key, as mongod's."""
 
     def __init__(self, n: int, single: bool, bottom: bool = False):
-        self.n, self.single, self.bottom = n, single, bottom
-        self.items: list = []
-        self.seq = 0
+        super().__init__(n, smallest=not bottom)
+        self.single, self.bottom = single, bottom
 
     def process(self, pair):
         key, out = pair
-        self.seq += 1
-        self.items.append((key, -self.seq if self.bottom else self.seq, out))
-        if len(self.items) > 4 * self.n + 64:
-            self.items.sort(key=_item_order)
-            if self.bottom:
-                del self.items[:-self.n]
-            else:
-                del self.items[self.n:]
+        if self._wanted(key):
+            self._keep(self._rank(key), out, value_size(out) + approx_size(key))
 
     def result(self):
-        self.items.sort(key=_item_order)
-        kept = self.items[-self.n:] if self.bottom else self.items[: self.n]
-        outs = [None if o is MISSING else o for _, _, o in kept]
+        outs = [None if o is MISSING else o for o in self._in_order()]
         if self.single:
             return outs[0] if outs else None
         return outs
 
 
 class FirstLastN(Accumulator):
+    """$firstN/$lastN: the first (last) n values (missing as null); ``sizes`` are the kept values'."""
+
+    sized = True
+
     def __init__(self, n: int, last: bool):
         self.n, self.last = n, last
-        self.values: list = []
+        self.values: deque = deque()
+        self.sizes: deque = deque()
+        self.bytes = 0
 
     def process(self, v):
         v = None if v is MISSING else v
+        if len(self.values) >= self.n:
+            if not self.last:
+                return
+            self.values.popleft()
+            self.bytes -= self.sizes.popleft()
+        size = value_size(v)
+        self.values.append(v)
+        self.sizes.append(size)
+        self.bytes += size
+
+    def process_many(self, values):
         if not self.last:
-            if len(self.values) < self.n:
-                self.values.append(v)
-        else:
-            self.values.append(v)
-            if len(self.values) > self.n:
-                del self.values[0]
+            room = self.n - len(self.values)
+            values = values[:room] if room > 0 else ()
+        elif len(values) > self.n:
+            values = values[-self.n:]  # (the others would be evicted by these)
+        for v in values:
+            self.process(v)
+
+    def memory(self) -> int:
+        return self.bytes
 
     def result(self):
         return list(self.values)
 
 
-class MinMaxN(Accumulator):
+class MinMaxN(_KeepsBestN):
+    """$minN/$maxN: the n smallest (largest) values but null and missing, in that order; among equal
+    values the earlier ranks first."""
+
     def __init__(self, n: int, largest: bool, sort_key: Callable[[Any], tuple] = sort_key):
-        self.n, self.largest = n, largest
-        self.values: list = []
+        super().__init__(n, smallest=not largest)
+        self.largest = largest
         self.sort_key = sort_key
 
     def process(self, v):
         if v is not None and v is not MISSING:
-            self.values.append(v)
+            key = self.sort_key(v)
+            if self._wanted(key):
+                self._keep(self._rank(key), v, value_size(v))
 
     def result(self):
-        return sorted(self.values, key=self.sort_key, reverse=self.largest)[: self.n]
+        return self._in_order(descending=self.largest)
 
 
 class Percentile(Accumulator):
@@ -539,9 +694,14 @@ class Percentile(Accumulator):
     of the numbers seen. With no number, $percentile gives one null per 'p' and $median null
     (mongod's formatFinalValue)."""
 
+    sized = True
+
     def __init__(self, ps: list[float], scalar: bool):
         self.ps, self.scalar = ps, scalar
         self.values: list[float] = []
+
+    def memory(self) -> int:
+        return 16 * len(self.values)
 
     def process(self, v):
         if num_kind(v) is not None:

@@ -44,7 +44,7 @@ def approx_size(value: Any, stop_above: int | None = None) -> int:
             for k, x in v.items():
                 total += len(k)
                 push(x)
-        elif t is list:
+        elif t is list or t is tuple:  # (tuples: sort keys an accumulator keeps)
             total += 16
             stack.extend(v)
         elif t is bytes:

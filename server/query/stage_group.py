@@ -6,9 +6,10 @@ missing share one, and the first ``_id`` value seen is the one reported. Groups 
 first-seen order. The buffered state is estimated and capped at the context's ``group_memory_limit``
 (internalDocumentSourceGroupMaxMemoryBytes, 100 MB): past it, 292 QueryExceededMemoryLimitNoDiskUseAllowed
 without allowDiskUse, 146 with it (Tidemark cannot spill a $group). As mongod's DocumentSourceGroup,
-the state counted is each group's key and what each accumulator holds: everything a growing one
-($push...) was fed, and the one value a $first/$last/$min/$max keeps (its size counted when the
-value kept changes, so a constant-size accumulator costs nothing per document).
+the state counted is each group's key and what each accumulator keeps (``Accumulator.memory()``, the
+one rule: every value a $push keeps, the one a $first/$last/$min/$max keeps, the at most n an N
+accumulator keeps...), taken after each chunk a group's accumulator is fed; an accumulator of fixed
+size ($sum...) is not asked, so it costs nothing per document.
 
 $bucket is mongod's $group on the bucket then $sort on _id (the default bucket sorts among the
 others). $bucketAuto's ``granularity`` rounds bucket boundaries as mongod's GranularityRounder does
@@ -42,20 +43,6 @@ from tidemark.query.values import MISSING, canonical_type_order, compare, sort_k
 
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
-# Accumulators whose state is one value (``.value``): mongod's AccumulatorFirst/Last/Min/Max count
-# its size (``_memUsageBytes``) whenever it is replaced.
-_HOLDING = frozenset({"$first", "$last", "$max", "$min"})
-_FIXED_SIZE = frozenset({int, float, bool, _dt.datetime, type(None), type(MISSING)})
-
-
-def _held_size(v: Any) -> int:
-    """``approx_size(v)``, without the call for the common scalars."""
-    t = type(v)
-    if t is str:
-        return 16 + len(v)
-    if t in _FIXED_SIZE:
-        return 16
-    return _approx_size(v)
 
 
 def group_key(v: Any) -> Any:
@@ -136,11 +123,6 @@ class _Groups:
         self.groups: dict[Any, tuple[Any, list[Any]]] = {}  # group key -> (_id, accumulators)
         self.used = 0
         self.collated_key = None if ctx.collation is None else group_key_for(ctx.collation)
-        self.growing = any(f[1].name in ("$push", "$addToSet", "$mergeObjects", "$firstN", "$lastN", "$maxN",
-                                         "$minN", "$topN", "$bottomN", "$stdDevPop", "$stdDevSamp", "$median",
-                                         "$percentile") for f in fields)
-        self.holding = tuple(spec.name in _HOLDING for _, spec in fields)
-        self.any_holding = any(self.holding)
 
     _CHUNK = 1024
 
@@ -159,7 +141,7 @@ class _Groups:
         variables = self.ctx.variables
         groups = self.groups
         id_fn = self.id_fn
-        check = True  # past the limit: 292, or 146 with allowDiskUse ($group does not spill)
+        # past the limit: 292, or 146 with allowDiskUse ($group does not spill)
         limit = self.ctx.group_memory_limit
         members: dict = {}
         tick(len(chunk))
@@ -177,33 +159,30 @@ class _Groups:
                 if entry is None:
                     entry = groups[key] = (idv, [spec.new() if spec.new_for is None else spec.new_for(idv)
                                                  for _, spec in self.fields])
-                    if check:
-                        self.used += _GROUP_OVERHEAD + _approx_size(idv)
-                        if self.used > limit:
-                            raise _memory_error(limit, self.ctx.allow_disk_use)
+                    self.used += _GROUP_OVERHEAD + _approx_size(idv)
+                    if self.used > limit:
+                        raise _memory_error(limit, self.ctx.allow_disk_use)
                 m = members[key] = (entry[1], [])
             m[1].append(doc)
-        growing = check and self.growing
-        holding = self.holding if check and self.any_holding else None
+        used = self.used
         for accs, docs in members.values():
-            for i, ((_, spec), acc) in enumerate(zip(self.fields, accs, strict=True)):
+            for (_, spec), acc in zip(self.fields, accs, strict=True):
                 field = spec.field
                 if field is not None:
                     values = [d.get(field, MISSING) for d in docs]
                 else:
                     evaluate = spec.evaluate
                     values = [evaluate(d, variables) for d in docs]
-                if holding is not None and holding[i]:
-                    kept = acc.value
+                if acc.sized:  # the bytes of what it keeps, before and after this chunk
+                    before = acc.memory()
                     acc.process_many(values)
-                    if acc.value is not kept:
-                        self.used += _held_size(acc.value) - _held_size(kept)
-                    continue
-                acc.process_many(values)
-                if growing:
-                    self.used += sum(_approx_size(v) for v in values)
-            if (growing or holding is not None) and self.used > limit:
+                    used += acc.memory() - before
+                else:
+                    acc.process_many(values)
+            if used > limit:
+                self.used = used
                 raise _memory_error(limit, self.ctx.allow_disk_use)
+        self.used = used
 
     def results(self) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]

@@ -534,7 +534,7 @@ class _Batch:
                     entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
-                    if check:  # the generic stage's accounting (only per-group state: no growing accumulators)
+                    if check:  # the generic stage's accounting: the key (accumulators: groupstate's module)
                         self.groups.used += _GROUP_OVERHEAD + _approx_size(idv)
                         if self.groups.used > limit:
                             raise _memory_error(limit)

@@ -30,6 +30,10 @@ Exactness: the results equal what the generic accumulators give when fed the sam
 - a batch that cannot be taken leaves the state untouched (``feed`` returns False): the caller then
   turns every group into generic accumulators (``materialize``, fed with the same totals) and goes on
   the generic way.
+Memory: the generic stage's rule (``stage_group._Groups``), per group its overhead and ``_id``; the
+accumulators here add nothing to it: ``Accumulator.memory()`` of a $sum/$avg/$count is 0 and that of a
+$max/$min/$first/$last keeping a number or a date is the 16 bytes of the null or missing it starts
+with, so the generic stage counts no change for them either (no per-row work is needed to agree).
 """
 
 from __future__ import annotations
@@ -296,7 +300,7 @@ class DenseGroups:
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
-                    if check:  # the generic stage's accounting (per-group state only)
+                    if check:  # the generic stage's accounting (the keys; accumulators: the module)
                         if key is not None and not self._generic_keys:
                             # a template's ids differ only in dates (one size): measured once per meta
                             size = sizes.get(token[0])
@@ -384,7 +388,7 @@ class DenseGroups:
             topk = self.group.topk
             if topk is not None and truncs is not None:
                 topk.offer_many(new_truncs)
-            if not ctx.allow_disk_use:  # the generic stage's accounting (per-group state only)
+            if not ctx.allow_disk_use:  # the generic stage's accounting (the keys; accumulators: the module)
                 sizes = self._id_sizes
                 for owner in meta_list:  # a template's ids differ only in dates (one size)
                     if owner not in sizes:
