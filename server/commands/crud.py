@@ -533,7 +533,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
             n += 1
             if changed:
-                with C.pipeline_update_rules(st.update.kind == "pipeline"):
+                with C.update_rules(st.update.kind, update_mod.modified_paths(st.update)):
                     access.replace_doc(w, coll, rid, doc, new, validator, counts, from_oplog=st.update.from_oplog)
                 modified += 1
         # counted once the matches are applied: a statement that fails is its write error and adds
@@ -556,7 +556,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         # only when an upsert inserts, as mongod's UpsertStage does
         supplied = update_mod.parse_update(st.supplied) if st.supplied is not None else None
         writes = _statement_writes(out, i)
-        with C.pipeline_update_rules(st.update.kind == "pipeline" and supplied is None):
+        with C.update_rules(st.update.kind if supplied is None else supplied.kind):
             new = access.upsert_doc(w, ns, st.q, st.update, bypass, supplied=supplied, counts=writes)
         out.upserted.append({"index": i, "_id": new["_id"]})
         out.n += 1
@@ -783,7 +783,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
-            with C.pipeline_update_rules(upd.kind == "pipeline"):
+            with C.update_rules(upd.kind, update_mod.modified_paths(upd)):
                 new = access.upsert_doc(w, ns, query, upd, bypass, counts=writes)
             writes["nUpserted"] = 1
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
@@ -793,7 +793,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
             # the keys it adds and removes (shown only if the update may write an indexed path: asked
             # when a profile entry is made, if ever)
             facts.touches_indexes = functools.partial(_touches_indexes, upd, coll.indexes)
-            with C.pipeline_update_rules(upd.kind == "pipeline"):
+            with C.update_rules(upd.kind, update_mod.modified_paths(upd)):
                 access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll), writes)
             writes["nModified"] = 1
         if meta is not None and return_new:
