@@ -114,3 +114,25 @@ async def test_an_in_memory_buckets_head_and_time_range_are_what_its_summary_say
         assert v.head() == {k: summary[k] for k in ("_id", "meta")}
         control = summary["control"]
         assert v.time_range("t") == (date_ms(control["min"]["t"]), date_ms(control["max"]["t"]))
+
+
+@pytest.mark.parametrize("outlier", [None, dt.datetime(1969, 12, 31, 23, 59, 59), dt.datetime(2038, 1, 19, 3, 14, 8),
+                                     dt.datetime(2038, 1, 19, 3, 14, 7), dt.datetime(1970, 1, 1)])
+async def test_the_extended_range_check_reads_no_in_memory_buckets_control(server, monkeypatch, outlier):
+    """A find sorted on time asks whether the collection holds dates outside 1970..2038: it built the
+    whole control (every column's min and max) of each in-memory bucket, on the event loop without an
+    interruption check — 30 s with 100,000 series. It reads their time columns now, with the same
+    answer as from their controls (and from the stored buckets once written)."""
+    await _load(server)
+    if outlier is not None:
+        await insert_measurements(server.ctx(), {"insert": "c", "documents": [
+            {"t": outlier, "m": {"host": "odd", "dc": "x"}, "v": -1}], "$db": "db"})
+    expected = outlier is not None and not dt.datetime(1970, 1, 1) <= outlier <= dt.datetime(2038, 1, 19, 3, 14, 7)
+    counts: dict[str, int] = {}
+    _counting(monkeypatch, bucketview.LiveBucket, "summary", counts)
+    assert scan.uses_extended_range(server, BNS, "t") is expected
+    assert counts.get("summary", 0) == 0
+    monkeypatch.undo()
+    await server.ts_committer.close_collection(BNS)
+    assert not scan.live_views(server, BNS)
+    assert scan.uses_extended_range(server, BNS, "t") is expected
