@@ -30,7 +30,7 @@ from tidemark.timeseries import explain_shape, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
 from tidemark.timeseries.bucketdoc import unpack_document
-from tidemark.timeseries.collection import Target, direct_write
+from tidemark.timeseries.collection import Target, buckets_a_write_may_touch, direct_write
 from tidemark.timeseries.collection import measurements as _measurements
 
 # --------------------------------------------------------------------------------------------------
@@ -127,7 +127,8 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                     break
         return n, modified, errors
 
-    n, modified, errors = await direct_write(ctx.server, target.bns, fn)
+    n, modified, errors = await direct_write(ctx.server, target.bns, fn,
+                                             buckets_a_write_may_touch(ctx.server, target, statements))
     reply: dict = {"n": n, "nModified": modified}
     if errors:
         reply["writeErrors"] = errors
@@ -331,7 +332,8 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
                     break
         return n, errors
 
-    n, errors = await direct_write(ctx.server, target.bns, fn)
+    n, errors = await direct_write(ctx.server, target.bns, fn,
+                                   buckets_a_write_may_touch(ctx.server, target, statements))
     reply: dict = {"n": n}
     if errors:
         reply["writeErrors"] = errors

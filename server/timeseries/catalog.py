@@ -870,19 +870,22 @@ class BucketCatalog:
                     start = end
                     yield marked
 
-    def close_all(self, ns: str) -> int:
-        """Close every live bucket of ``ns`` (full write at the next commit) so that nothing routes to
-        them; returns how many buckets await their full write."""
+    def close_all(self, ns: str, buckets: list[Bucket] | None = None) -> int:
+        """Close every live bucket of ``ns`` (only ``buckets`` when given; those no longer live are
+        skipped) — full write at the next commit — so that nothing routes to them; returns how many
+        buckets await their full write."""
         state = self.collections.get(ns)
         if state is None:
             return 0
-        for bucket in list(state.live.values()):
+        closing = list(state.live.values()) if buckets is None else [
+            bucket for bucket in buckets if state.live.get(bucket.id) is bucket]
+        for bucket in closing:
             if bucket.state is not State.CLOSED:
                 self.close(state, bucket, None)
             else:
                 self.mark_full(bucket)
             state.series.queried[bucket.sid] = False  # the direct write may leave it reopenable
-        return len(state.live)
+        return len(state.live) if buckets is None else len(closing)
 
     def take_dirty(self) -> tuple[list[Bucket], list[Table]]:
         buckets = list(self.dirty.values())

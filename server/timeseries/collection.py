@@ -25,9 +25,9 @@ from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import match
 from tidemark.query import plan as planner
+from tidemark.timeseries import filters, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
-from tidemark.timeseries import scan
 from tidemark.timeseries import ttl as ts_ttl
 from tidemark.timeseries.ddl import buckets_ns, stored_options, view_name_of
 
@@ -76,19 +76,50 @@ def target_of(namespace: Any) -> Target:
     return Target(namespace.db, namespace.name, namespace.view, namespace.buckets_info)
 
 
-async def settle(server: Any, bns: str) -> None:
-    """Write every in-memory bucket of ``bns`` in full and let it leave memory."""
-    await server.ts_committer.close_collection(bns)
+async def settle(server: Any, bns: str, buckets: list[Any] | None = None) -> None:
+    """Write every in-memory bucket of ``bns`` (only ``buckets`` when given) in full and let it leave
+    memory."""
+    await server.ts_committer.close_collection(bns, buckets)
 
 
-async def direct_write(server: Any, bns: str, fn: Any) -> Any:
-    """Run the storage write ``fn`` on the bucket documents of ``bns`` after settling it, with no bucket
-    reopened from storage meanwhile: a bucket loaded between the settle and ``fn`` would be written
-    back over what ``fn`` changed."""
+async def direct_write(server: Any, bns: str, fn: Any, buckets: list[Any] | None = None) -> Any:
+    """Run the storage write ``fn`` on the bucket documents of ``bns`` after settling it — only
+    ``buckets`` when given: the in-memory buckets ``fn`` may change (``buckets_a_write_may_touch``) —
+    with no bucket reopened from storage meanwhile: a bucket loaded between the settle and ``fn`` would
+    be written back over what ``fn`` changed."""
     catalog = server.bucket_catalog
     with catalog.direct_write(bns):
-        await settle(server, bns)
+        await settle(server, bns, buckets)
         return await write(server, fn)
+
+
+def buckets_a_write_may_touch(server: Any, target: Target, statements: list[Any]) -> list[Any] | None:
+    """The in-memory buckets an update or delete of these statements (each a dict with its view filter
+    ``q``) may change, or None for every one: those holding a meta point each filter's meta part
+    requires (a meta equality or ``$in``: ``catalog.live_buckets``, as a read takes them; the others fail
+    the filter, and so do their stored versions). mongod marks only the buckets a write touches
+    (bucket_catalog directWriteStart per bucket); settling every bucket of the collection made an update
+    of one series among 100,000 in memory take 62 s (12 s of CPU) and every other series reopen its
+    bucket from storage at its next insert. None when a statement has a collation or the collection a
+    default one (the points are of the simple collation), or a filter names no point."""
+    if target.view is None or target.view.get("collation") is not None:
+        return None
+    found: dict[int, Any] = {}
+    for statement in statements:
+        if not isinstance(statement, dict) or statement.get("collation") is not None:
+            return None
+        try:
+            node = match.parse_filter(statement.get("q"))
+            derived = filters.derive(node, target.time_field, target.meta_field,
+                                     target.options.bucket_max_span_seconds)
+        except MongoError:
+            return None
+        alternatives = filters.point_alternatives(derived.predicate)
+        if not alternatives:
+            return None
+        for bucket in server.bucket_catalog.live_buckets(target.bns, alternatives):
+            found[id(bucket)] = bucket
+    return list(found.values())
 
 
 async def write(server: Any, fn: Any) -> Any:

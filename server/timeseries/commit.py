@@ -498,16 +498,16 @@ class Committer:
         stream = journal.stream_of(ns)
         await asyncio.wrap_future(self.engine.write(lambda w: w.journal_drop(stream)))
 
-    async def close_collection(self, ns: str) -> None:
-        """Close every live bucket of ``ns`` and wait until each is written in full (then it leaves
-        memory). Used before operations that write the buckets collection directly; raises when the
-        writes fail (the buckets then stay in memory, nothing is lost).
+    async def close_collection(self, ns: str, buckets: list[Any] | None = None) -> None:
+        """Close every live bucket of ``ns`` (only ``buckets`` when given) and wait until each is written
+        in full (then it leaves memory). Used before operations that write the buckets collection
+        directly; raises when the writes fail (the buckets then stay in memory, nothing is lost).
 
         The buckets are closed in one step on the event loop, so inserts arriving meanwhile open new
         buckets instead of reviving the closed ones: the wait is bounded even under continuous ingest."""
-        if self.catalog.close_all(ns):
+        if self.catalog.close_all(ns, buckets):
             state = self.catalog.get(ns)
-            closing = list(state.live.values()) if state is not None else []
+            closing = (list(state.live.values()) if buckets is None else buckets) if state is not None else []
             await self.commit((ns,))
             # a commit carries at most FULL_WRITES_PER_COMMIT of them: wait for the ones closed here
             while any(not bucket.left for bucket in closing):
