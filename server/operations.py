@@ -82,6 +82,13 @@ class Operation:
         # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
         self.time_out_now: Any = None
 
+    @property
+    def user(self) -> Any:
+        """The name (``tidemark.auth.names.UserName``) of the user the connection is authenticated
+        as, or None: server-side JavaScript keeps a scope per database and user (``query.javascript``)."""
+        session = getattr(self.conn, "auth", None)
+        return session.name if session is not None else None
+
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
         first the scheduler's preemption point (may wait for a run token: ``tidemark.scheduler``)."""

@@ -7,8 +7,9 @@ no operation is bound (pure use, tests, background jobs).
 
 The operation is any object with ``check()`` (raise if killed or past its deadline) and ``ticks`` (a
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
-counter decrement), and optionally ``released(fn)`` (:func:`gil_released`) and ``ns`` (the namespace it works
-on: server-side JavaScript keeps a scope per database). The server's ``check()`` is
+counter decrement), and optionally ``released(fn)`` (:func:`gil_released`) , ``ns`` (the namespace it works
+on) and ``user`` (who runs it, a hashable name or None): server-side JavaScript keeps a scope per
+database and authenticated user. The server's ``check()`` is
 also where a long operation on the thread pool gives its run token to waiting ones
 (``tidemark.scheduler``). The server's implementation is ``tidemark.operations.Operation``; this module
 knows nothing of it (query imports nothing above itself).

@@ -37,11 +37,14 @@ operation's interruption check runs (50 MaxTimeMSExpired, 11601 killOp) and the 
 its inputs with the doubled slice (like the regex matcher): total work stays under twice the longest
 slice, and a call's JavaScript side effects on globals may repeat. The engine runs with the GIL
 released, so the call hands on the read's run token meanwhile (``interrupt.gil_released``).
-Scopes: mongod keeps a JavaScript scope per database, and so does this module: what one database's
-code leaves in the global scope (a redefined ``Math.max``, a global holding a document) is never seen by
-another database's code. The database is that of the running operation (``interrupt.current().ns``).
+Scopes: mongod pools its ``$where`` scopes per database and authenticated user (js_function.cpp:
+``getPooledScope(dbName, "where" + getAuthenticatedUserNamesToken)``), and this module keys every scope
+so: what one user's code leaves in the global scope of a database (a redefined ``Math.max``, a global
+holding a document another user may not read) is never seen by another user's code, nor by code run in
+another database. The key is the running operation's database (``interrupt.current().ns``) and user
+(``interrupt.current().user``; None without authentication, one scope shared as in mongod).
 Threads: QuickJS runtimes must not be shared between threads, so each thread has its own engine per
-database (the ``ENGINES_PER_THREAD`` most recently used) and compiles a function on its first call
+scope (the ``ENGINES_PER_THREAD`` most recently used) and compiles a function on its first call
 there (a small LRU per engine).
 """
 
@@ -73,7 +76,7 @@ HEAP_LIMIT_BYTES = 64 * 1024 * 1024
 STACK_LIMIT_BYTES = 512 * 1024
 FIRST_SLICE_SECONDS = 0.02
 FUNCTIONS_PER_THREAD = 256
-ENGINES_PER_THREAD = 16  # databases whose scopes a thread keeps (each a QuickJS context: ~0.1 MB with its prelude)
+ENGINES_PER_THREAD = 16  # (database, user) scopes a thread keeps (each a QuickJS context: ~0.1 MB with its prelude)
 JS_ERROR = ErrorCode.JSInterpreterFailure  # 139
 
 _ENABLED = True
@@ -449,15 +452,22 @@ class _OutOfMemory(Exception):
 _local = threading.local()
 
 
-def _scope_key() -> str:
-    """The database of the operation running (its ``ns``): mongod keeps a JavaScript scope per database,
-    so what one database's code leaves in the global scope (a redefined ``Math.max``, a global holding a
-    document) is never seen by another database's code. Empty outside an operation."""
+def _database() -> str:
+    """The database of the operation running (its ``ns``); empty outside an operation."""
     ns = getattr(interrupt.current(), "ns", None)
     return ns.partition(".")[0] if type(ns) is str else ""
 
 
-def _engines() -> OrderedDict[str, _Engine]:
+ScopeKey = tuple[str, Any]
+
+
+def _scope_key() -> ScopeKey:
+    """The scope of the operation running: its database and its authenticated user (see the module
+    doc: mongod's pooled scope per database and user), ("", None) outside an operation."""
+    return _database(), getattr(interrupt.current(), "user", None)
+
+
+def _engines() -> OrderedDict[ScopeKey, _Engine]:
     engines = getattr(_local, "engines", None)
     if engines is None:
         engines = _local.engines = OrderedDict()
@@ -465,8 +475,8 @@ def _engines() -> OrderedDict[str, _Engine]:
 
 
 def _engine() -> _Engine:
-    """This thread's engine for the running operation's database (the least recently used of more
-    than ``ENGINES_PER_THREAD`` is closed)."""
+    """This thread's engine for the running operation's database and user (the least recently used
+    of more than ``ENGINES_PER_THREAD`` is closed)."""
     engines = _engines()
     key = _scope_key()
     engine = engines.get(key)
@@ -480,7 +490,7 @@ def _engine() -> _Engine:
 
 
 def _drop_engine() -> None:
-    """The next call in this database starts afresh (out of memory, or a full function table)."""
+    """The next call in this scope starts afresh (out of memory, or a full function table)."""
     _engines().pop(_scope_key(), None)
 
 
@@ -507,7 +517,7 @@ def stored_globals() -> StoredGlobals:
     not see them)."""
     if _stored_loader is None:
         return ()
-    return _stored_loader(_scope_key())
+    return _stored_loader(_database())
 
 
 class JsFunction:
