@@ -148,7 +148,7 @@ def user_view(
         roles = role_list(doc.get("roles"))
         view["inheritedRoles"] = role_documents(graph.closure(roles))
         view["inheritedPrivileges"] = R.privilege_documents(graph.privileges(roles))
-        view["inheritedAuthenticationRestrictions"] = []
+        view["inheritedAuthenticationRestrictions"] = graph.restriction_documents(roles)
     if show_restrictions:
         view["authenticationRestrictions"] = doc.get("authenticationRestrictions", [])
     return view

@@ -30,6 +30,7 @@ from tidemark.auth import builtin_roles as B
 from tidemark.auth import resources as R
 from tidemark.auth import scram, store
 from tidemark.auth.names import Principal, UserName
+from tidemark.auth.restrictions import Restrictions
 from tidemark.auth.throttle import AuthThrottle
 
 RoleName = tuple[str, str]  # (role, db)
@@ -44,6 +45,8 @@ class ResolvedUser:
     roles: list[RoleName]  # granted directly
     inherited: list[RoleName]  # every role reachable, the direct ones included
     privileges: dict[R.Pattern, frozenset] = field(default_factory=dict)
+    # the user's authenticationRestrictions and those of every role it has (inherited included)
+    restrictions: Restrictions = Restrictions()
 
     @property
     def name(self) -> UserName:
@@ -105,6 +108,16 @@ class RoleGraph:
             return R.parse_privileges(self.defined.get(role, {}).get("privileges", []), "privileges")
         except Exception:  # a hand-edited role document: grant nothing rather than fail every command
             return {}
+
+    def restriction_documents(self, roles: list[RoleName]) -> list[Any]:
+        """The ``authenticationRestrictions`` of ``roles`` and the roles they inherit, those that have
+        some (mongod's ``inheritedAuthenticationRestrictions``: one array per role)."""
+        out = []
+        for role in self.closure(roles):
+            document = self.defined.get(role, {}).get("authenticationRestrictions")
+            if document is not None and document != []:
+                out.append(document)
+        return out
 
     def privileges(self, roles: list[RoleName]) -> dict[R.Pattern, frozenset]:
         out: dict[R.Pattern, frozenset] = {}
@@ -172,7 +185,8 @@ class AuthManager:
         if doc is not None:
             graph = self.graph()
             roles = role_list(doc.get("roles"))
-            resolved = ResolvedUser(user, db, doc, roles, graph.closure(roles), graph.privileges(roles))
+            restrictions = Restrictions.of([doc.get("authenticationRestrictions"), *graph.restriction_documents(roles)])
+            resolved = ResolvedUser(user, db, doc, roles, graph.closure(roles), graph.privileges(roles), restrictions)
         if generation == self.generation:
             if len(self._resolved) > 10_000:
                 self._resolved.clear()

@@ -32,6 +32,7 @@ from tidemark import log
 from tidemark.arguments import field, wrong_type
 from tidemark.auth import scram
 from tidemark.auth.names import UserName
+from tidemark.auth.restrictions import RESTRICTIONS_UNMET
 from tidemark.auth.session import Conversation, session_of
 from tidemark.auth.throttle import LOG_LINES_PER_SECOND, SUPPRESSED_ID, source_address
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -74,7 +75,7 @@ async def _fail(ctx: CommandContext, conv: Conversation, principal: str, reason:
     session = session_of(ctx.conn)
     session.conversation = None
     attrs = _log_attrs(ctx, conv, principal)
-    attrs["error"] = reason if reason.startswith("UserNotFound") else f"AuthenticationFailed: {reason}"
+    attrs["error"] = reason if reason.startswith(("UserNotFound", RESTRICTIONS_UNMET)) else f"AuthenticationFailed: {reason}"
     return await reject(ctx, attrs, speculative=conv.speculative)
 
 
@@ -168,6 +169,8 @@ async def _step(ctx: CommandContext, conv: Conversation, payload: bytes, as_text
             raise await _fail(ctx, conv, mech.user, f"UserNotFound: Could not find user \"{mech.user}\" for db \"{conv.db}\"")
         if resolved.document.get("userId") != conv.user_id:  # dropped (and re-created) mid-conversation
             raise await _fail(ctx, conv, mech.user, "UserNotFound: the user changed during the conversation")
+        if not resolved.restrictions.met_by(ctx.conn.peer, ctx.conn.local):
+            raise await _fail(ctx, conv, mech.user, RESTRICTIONS_UNMET)
         if session.name is not None and session.name != resolved.name:
             raise MongoError(
                 5626701,

@@ -5,7 +5,9 @@ mongod 7.0) as a :class:`~tidemark.auth.names.Principal` (name and ``userId``), 
 progress, and the user's resolved privileges for the manager generation they were computed at.
 ``privileges()`` re-resolves when users or roles changed since; privileges are only ever those of
 the same user id: when the user was dropped (or dropped and re-created, a new ``userId``), the
-session is logged out, as mongod's AuthorizationSession drops a deleted or changed user.
+session is logged out, as mongod's AuthorizationSession drops a deleted or changed user; so it is
+when the re-read user's authentication restrictions (its own or its roles') are no longer met by the
+connection's addresses (mongod's ``_refreshUserInfoAsNeeded``: log 20242).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from tidemark import log
 from tidemark.auth import resources as R
 from tidemark.auth.manager import REFRESH_SECONDS, AuthManager, ResolvedUser
 from tidemark.auth.names import Principal, UserName
+from tidemark.auth.restrictions import RESTRICTIONS_UNMET
 
 # What an unauthenticated localhost connection may do while no user or role exists (mongod's
 # localhost exception): create the first user (or role) in admin, and nothing else.
@@ -76,9 +79,10 @@ class AuthSession:
         self._resolved = None
         self._generation = -1
 
-    def resolved(self, manager: AuthManager, conn: Any = None) -> ResolvedUser | None:
+    def resolved(self, manager: AuthManager, conn: Any) -> ResolvedUser | None:
         """The authenticated user as it is now; None if not authenticated. A user that no longer
-        exists under this user id (dropped, or dropped and re-created) logs the session out."""
+        exists under this user id (dropped, or dropped and re-created), or whose authentication
+        restrictions ``conn`` no longer meets, logs the session out."""
         principal = self.principal
         if principal is None:
             return None
@@ -91,10 +95,16 @@ class AuthSession:
                 log.log(log.INFO, "ACCESS", 20245, "Removed deleted user from session cache of user information",
                         ctx=f"conn{getattr(conn, 'id', 0)}", attr={"user": principal.name.document()})
                 return None
+            if not resolved.restrictions.met_by(getattr(conn, "peer", ""), getattr(conn, "local", "")):
+                self.logout()
+                log.log(log.INFO, "ACCESS", 20242, "Removed user with unmet authentication restrictions from "
+                        "session cache of user information", ctx=f"conn{getattr(conn, 'id', 0)}",
+                        attr={"user": principal.name.document(), "reason": RESTRICTIONS_UNMET})
+                return None
             self._resolved, self._generation, self._at = resolved, generation, now
         return self._resolved
 
-    def privileges(self, manager: AuthManager, conn: Any = None) -> dict[R.Pattern, frozenset] | None:
+    def privileges(self, manager: AuthManager, conn: Any) -> dict[R.Pattern, frozenset] | None:
         """The user's privileges; None when nobody is authenticated (or the user was dropped)."""
         resolved = self.resolved(manager, conn)
         return resolved.privileges if resolved is not None else None

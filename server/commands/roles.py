@@ -16,7 +16,7 @@ from tidemark.auth import accounts, store
 from tidemark.auth import builtin_roles as B
 from tidemark.auth import resources as R
 from tidemark.auth.manager import RoleGraph, RoleName, role_list
-from tidemark.commands.users import name_arg, write
+from tidemark.commands.users import name_arg, restrictions_arg, write
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
 
@@ -99,7 +99,7 @@ async def create_role(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
         raise MongoError(ErrorCode.BadValue, "Cannot create roles with the same name as a built-in role")
     privileges = _privileges(cmd, command, db, required=True)
     roles = _roles(cmd, command, db, required=True)
-    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
+    restrictions = restrictions_arg(cmd, command)
     accounts.check_roles_exist(await ctx.run_blocking(ctx.server.auth.graph), roles)
     try:
         await write(ctx, store.insert(store.ROLES, _role_doc(db, role, privileges, roles, restrictions)))
@@ -108,7 +108,9 @@ async def create_role(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
     return {}
 
 
-async def _update(ctx: CommandContext, command: str, role: str, change) -> None:
+async def _update(ctx: CommandContext, command: str, role: str, change, restrictions: list | None = None) -> None:
+    """Rewrite the role with ``change(privileges, roles)``; ``restrictions`` replace its
+    authenticationRestrictions (``[]`` removes them, None keeps them)."""
     db = ctx.db
     if B.is_builtin(role, db):
         raise MongoError(ErrorCode.InvalidRoleModification, f"Cannot update built-in role: {role}@{db}")
@@ -119,7 +121,8 @@ async def _update(ctx: CommandContext, command: str, role: str, change) -> None:
                                    role_list(old.get("roles")))
         accounts.check_roles_exist(graph, roles)
         _check_acyclic(graph, (role, db), roles)
-        return {**_role_doc(db, role, privileges, roles, old.get("authenticationRestrictions")),
+        kept = old.get("authenticationRestrictions") if restrictions is None else restrictions
+        return {**_role_doc(db, role, privileges, roles, kept),
                 "_id": old["_id"]}
 
     if await write(ctx, store.update(store.ROLES, store.user_id(db, role), apply)) is None:
@@ -132,10 +135,11 @@ async def update_role(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
     role = name_arg(cmd, command, "Role")
     privileges = _privileges(cmd, command, db, required=False)
     roles = _roles(cmd, command, db, required=False)
-    if privileges is None and roles is None and "authenticationRestrictions" not in cmd:
+    restrictions = restrictions_arg(cmd, command)
+    if privileges is None and roles is None and restrictions is None:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one field to update in updateRole")
     await _update(ctx, command, role, lambda p, r: (p if privileges is None else privileges,
-                                                    r if roles is None else roles))
+                                                    r if roles is None else roles), restrictions)
     return {}
 
 

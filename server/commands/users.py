@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 from tidemark.arguments import check_fields, field
-from tidemark.auth import accounts, store
+from tidemark.auth import accounts, restrictions, store
 from tidemark.auth.manager import role_list
 from tidemark.auth.names import UserName
 from tidemark.context import CommandContext, CommandSpec
@@ -37,6 +37,13 @@ async def write(ctx: CommandContext, fn: Any) -> Any:
         return await asyncio.wrap_future(ctx.server.engine.write(fn))
     finally:
         ctx.server.auth.changed()
+
+
+def restrictions_arg(cmd: dict, command: str) -> list[dict[str, list[str]]] | None:
+    """``authenticationRestrictions`` of createUser/updateUser/createRole/updateRole, as the IDL parses
+    it (None when absent)."""
+    value = field(cmd, command, "authenticationRestrictions", list, "array")
+    return None if value is None else restrictions.parse_argument(value, command)
 
 
 def _name_of(doc: dict) -> UserName | None:
@@ -68,7 +75,7 @@ async def create_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
     _user_db_check(db)
     roles = accounts.role_names(field(cmd, command, "roles", list, "array", required=True), db, command)
     custom = field(cmd, command, "customData", dict, "object")
-    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
+    ranges = restrictions_arg(cmd, command)
     if db != "$external" and "pwd" not in cmd:
         raise MongoError(ErrorCode.BadValue,
                          "Must provide a 'pwd' field for all user documents, except those with '$external' as "
@@ -78,7 +85,9 @@ async def create_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
     graph = await ctx.run_blocking(manager.graph)
     accounts.check_roles_exist(graph, roles)
     creds = await _credentials(ctx, cmd, command, user, db, mechanisms)
-    doc = accounts.user_document(db, user, creds, roles, custom, restrictions)
+    if ranges:
+        restrictions.check_user_document(ranges)  # mongod's checkValidUserDocument, at createUser only
+    doc = accounts.user_document(db, user, creds, roles, custom, ranges)
     try:
         await write(ctx, store.insert(store.USERS, doc))
     except store.AlreadyExists:
@@ -100,7 +109,7 @@ async def update_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
         roles = accounts.role_names(field(cmd, command, "roles", list, "array"), db, command)
         accounts.check_roles_exist(graph, roles)
     custom = field(cmd, command, "customData", dict, "object")
-    restrictions = field(cmd, command, "authenticationRestrictions", list, "array")
+    ranges = restrictions_arg(cmd, command)
     enabled = ctx.params["authenticationMechanisms"]
     creds = None
     if "pwd" in cmd:
@@ -123,8 +132,10 @@ async def update_user(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any
             new["roles"] = accounts.role_documents(roles)
         if custom is not None:
             new["customData"] = custom
-        if restrictions is not None:
-            new["authenticationRestrictions"] = restrictions
+        if ranges:
+            new["authenticationRestrictions"] = ranges
+        elif ranges is not None:  # [] removes them (mongod's $unset)
+            new.pop("authenticationRestrictions", None)
         return new
 
     if await write(ctx, store.update(store.USERS, store.user_id(db, user), change)) is None:
