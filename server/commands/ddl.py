@@ -789,8 +789,10 @@ def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: 
     InvalidNamespace reason wrapped in 20 IllegalOperation: system.profile is the profiler's), a
     time-series buckets collection only to another buckets name and nothing else to one, and neither
     admin.system.version, system.views (renaming it away or over it left the view catalog unreadable:
-    182 to every listCollections) nor system.js is renamed (rename_collection.cpp since 6.0; the older
-    views_rename.js renamed system.views away and back)."""
+    182 to every listCollections), system.js nor system.users (of any database: renaming admin's away
+    left no user, so the localhost exception let anyone create a root user) is renamed, nor is any of
+    them a target (rename_collection.cpp since 6.0; the older views_rename.js renamed system.views away
+    and back)."""
     for label, db, name in (("source", src_db, src_name), ("target", dst_db, dst_name)):
         try:
             C.check_write_name(db, name)
@@ -807,6 +809,9 @@ def _check_rename_namespaces(src_db: str, src_name: str, dst_db: str, dst_name: 
     if "system.js" in (src_name, dst_name):
         raise MongoError(ErrorCode.IllegalOperation,
                          "renaming system.js collection or renaming to system.js is not allowed")
+    if "system.users" in (src_name, dst_name):  # (any database: admin's holds the users authentication reads)
+        raise MongoError(ErrorCode.IllegalOperation,
+                         "renaming system.users collection or renaming to system.users is not allowed")
     if src_name.startswith(C.BUCKETS_PREFIX):
         # a buckets collection moves only to another buckets name (mongod 7.0: for a client allowed
         # setUserWriteBlockMode, which the auth rules check; its view stays behind, and creating the
