@@ -135,6 +135,7 @@ class AuthManager:
         self.generation = 0
         self.secret = os.urandom(32)
         self._has_users: tuple[int, float, bool] | None = None
+        self._users_seen = False  # a user or role existed since start-up (has_users)
         self._resolved: dict[UserName, tuple[float, ResolvedUser | None]] = {}
         self._graph: tuple[int, float, RoleGraph] | None = None
         self.throttle = AuthThrottle()  # failed authentications: bounded log, per-address back-off
@@ -145,15 +146,23 @@ class AuthManager:
         self._resolved.clear()
         self._has_users = None
         self._graph = None
+        self.has_users()  # a user just created closes the localhost exception for good (has_users)
 
     def _fresh(self, cached: tuple | None) -> bool:
         return (cached is not None and cached[0] == self.generation
                 and time.monotonic() - cached[1] < REFRESH_SECONDS)
 
     def has_users(self) -> bool:
+        """Whether any user or role exists, as the localhost exception asks it: once one was seen the
+        answer stays True until the server restarts, even when every user is dropped (mongod's
+        AuthorizationManagerImpl::hasAnyPrivilegeDocuments: "if we know that a user exists, don't
+        re-check"), so the exception never re-opens on a running server."""
+        if self._users_seen:
+            return True
         cached = self._has_users
         if cached is None or not self._fresh(cached):
             cached = self._has_users = (self.generation, time.monotonic(), store.exists_any(self.engine))
+        self._users_seen = cached[2]
         return cached[2]
 
     def graph(self) -> RoleGraph:
