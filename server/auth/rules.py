@@ -318,6 +318,25 @@ def _get_more(req: Request) -> None:
         cursor = req.server.cursors.get(int(cursor_id))
         if cursor is not None and not same_principal(getattr(cursor, "owner", None), req.session.principal):
             raise MongoError(ErrorCode.Unauthorized, f"cursor id {int(cursor_id)} was not created by the authenticated user")
+        if cursor is not None and isinstance(cursor.origin, dict) and cursor.origin:
+            _originating_rule(req, int(cursor_id), cursor.origin)
+
+
+def _originating_rule(req: Request, cursor_id: int, origin: dict) -> None:
+    """mongod's getMore validateAuthorization: the caller must still hold the privileges of the
+    command that opened the cursor (its rule, run again on that command), else 13 "not authorized for
+    getMore with cursor id N"."""
+    name = next(iter(origin))
+    rule = RULES.get(name, _no_rule)
+    if rule is OPEN:
+        return
+    db = origin["$db"] if type(origin.get("$db")) is str else req.db
+    try:
+        rule(Request(req.server, req.conn, req.session, req.privileges, db, origin, name))
+    except (Denied, MongoError) as exc:
+        if isinstance(exc, MongoError) and exc.code != ErrorCode.Unauthorized:
+            raise
+        raise MongoError(ErrorCode.Unauthorized, f"not authorized for getMore with cursor id {cursor_id}") from None
 
 
 def _kill_sessions(req: Request) -> None:
