@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from tidemark.auth import accounts, oplog_rules
+from tidemark.auth import accounts, impersonation, oplog_rules
 from tidemark.auth import resources as R
 from tidemark.auth.names import UserName, same_principal, session_digest
 from tidemark.auth.pipelines import pipeline_privileges
@@ -643,10 +643,14 @@ def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
     if manager is None or not manager.enabled:
         return cmd
     rule = RULES.get(name, _no_rule)
-    if rule is OPEN:
+    if rule is OPEN and "$audit" not in cmd:
         return cmd
     session = session_of(conn)
     privileges = session.privileges(manager, conn)
+    if "$audit" in cmd or "lsid" in cmd:
+        impersonation.check(cmd, privileges, session.name)
+    if rule is OPEN:
+        return cmd
     if privileges is None:
         if not (manager.localhost_bypass and is_localhost(conn) and not manager.has_users()):
             raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
