@@ -9,9 +9,14 @@
   the generation moved, so a revoked role stops working on the next command of every connection;
 - a random per-process secret that derives the decoy salts of unknown users.
 
-Cached answers also expire after :data:`REFRESH_SECONDS`: a user document edited by hand (``root``
-may write ``admin.system.users`` like any collection, or drop the ``admin`` database) takes effect
-within that time even though no user command announced it.
+Writes that reach the two collections by other routes (``root`` may insert, update, delete or drop
+``admin.system.users`` / ``admin.system.roles`` like any collection, applyOps, ``$out``, dropDatabase)
+take effect at once, as mongod's AuthOpObserver invalidates its user cache on every such write:
+:meth:`AuthManager.sync` (run before every cached answer is used) sees whether any commit happened
+since it last looked (the engine's commit counter: a dict read on the fast path) and, if so, whether
+one of them changed a record of either collection (the storage ChangeLog) or replaced / dropped one
+(its ident), and then bumps the generation. Cached answers also expire after
+:data:`REFRESH_SECONDS` (a backstop).
 
 Resolution (:meth:`AuthManager.resolve`) walks the role graph — built-in roles from
 :mod:`tidemark.auth.builtin_roles`, user-defined ones from ``admin.system.roles`` — and returns the
@@ -136,9 +141,30 @@ class AuthManager:
         self.secret = os.urandom(32)
         self._has_users: tuple[int, float, bool] | None = None
         self._users_seen = False  # a user or role existed since start-up (has_users)
+        # sync(): the engine's commit count last looked at, and the (snapshot, idents) seen then
+        self._synced_commits = -1
+        self._synced: tuple[int, tuple[Any, Any]] | None = None
         self._resolved: dict[UserName, tuple[float, ResolvedUser | None]] = {}
         self._graph: tuple[int, float, RoleGraph] | None = None
         self.throttle = AuthThrottle()  # failed authentications: bounded log, per-address back-off
+
+    def sync(self) -> None:
+        """Bump the generation when admin.system.users or admin.system.roles changed since the last
+        look by any route (see the module doc). Cheap when nothing was committed since."""
+        stats = getattr(self.engine, "stats", None)
+        commits = stats.get("commits") if isinstance(stats, dict) else None
+        if commits is None or commits == self._synced_commits:
+            return
+        self._synced_commits = commits  # first: a commit after the view below is looked at next time
+        previous, self._synced = self._synced, store.idents_at(self.engine)
+        snapshot, idents = self._synced
+        if previous is None or previous[1] != idents:
+            self.changed()
+            return
+        for ident in idents:
+            if ident is not None and self.engine.changes.changed(ident, previous[0], snapshot) != set():
+                self.changed()  # (None: those commits are no longer known; assume a change)
+                return
 
     def changed(self) -> None:
         """Users or roles changed: every cached resolution is stale."""
@@ -159,6 +185,7 @@ class AuthManager:
         re-check"), so the exception never re-opens on a running server."""
         if self._users_seen:
             return True
+        self.sync()
         cached = self._has_users
         if cached is None or not self._fresh(cached):
             cached = self._has_users = (self.generation, time.monotonic(), store.exists_any(self.engine))
@@ -166,6 +193,7 @@ class AuthManager:
         return cached[2]
 
     def graph(self) -> RoleGraph:
+        self.sync()
         cached = self._graph
         if cached is None or not self._fresh(cached):
             graph = RoleGraph(store.read_all(self.engine, store.ROLES))
@@ -185,6 +213,7 @@ class AuthManager:
         """The user with its roles and privileges, or None when it does not exist (cached)."""
         key = name
         db, user = name.db, name.user
+        self.sync()
         cached = self._resolved.get(key)
         if cached is not None and time.monotonic() - cached[0] < REFRESH_SECONDS:
             return cached[1]

@@ -87,6 +87,7 @@ class AuthSession:
         if principal is None:
             return None
         now = time.monotonic()
+        manager.sync()  # a write to admin.system.users / roles by any route counts at once
         if self._generation != manager.generation or now - self._at >= REFRESH_SECONDS:
             generation = manager.generation
             resolved = manager.resolve(principal.name)

@@ -59,6 +59,15 @@ def read_one(engine: Any, ns: str, _id: str) -> dict | None:
         return _find(r, ns, _id)[1]
 
 
+def idents_at(engine: Any) -> tuple[int, tuple[Any, Any]]:
+    """(snapshot id, (ident of admin.system.users, ident of admin.system.roles)) of a fresh read view
+    (None for a collection that does not exist): what ``AuthManager.sync`` compares to notice any
+    write or drop of them."""
+    with engine.read() as r:
+        users, roles = (getattr(r.get_collection(ns), "ident", None) for ns in (USERS, ROLES))
+        return r.snapshot_id(), (users, roles)
+
+
 def exists_any(engine: Any) -> bool:
     """True when at least one user or role is defined (closes the localhost exception)."""
     with engine.read() as r:
