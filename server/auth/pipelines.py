@@ -4,9 +4,9 @@ and for every stage what it reads or writes — ``$lookup``/``$graphLookup``/``$
 sub-pipelines recursively, ``insert``+``remove`` on a ``$out`` target, the actions of its mode on a
 ``$merge`` target (``query.stage_write.MERGE_MODES``: ``insert`` and/or ``update``),
 ``collStats``/``indexStats``/``planCacheRead``/``changeStream`` for those stages, ``inprog``/``listSessions``
-on the cluster for ``allUsers`` (or other ``users``) variants. Used by the ``aggregate``, ``create``
-(views) and ``collMod`` rules in :mod:`tidemark.auth.rules`. Pure; tolerant of malformed stages (the
-handler refuses them).
+on the cluster for ``allUsers`` variants and for ``users`` lists naming anyone but the caller. Used by the
+``aggregate``, ``create`` (views) and ``collMod`` rules in :mod:`tidemark.auth.rules`. Pure; tolerant of
+malformed stages (the handler refuses them).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.auth import resources as R
+from tidemark.auth.names import UserName
 from tidemark.protocol.errors import MongoError
 from tidemark.query.stage_write import MERGE_MODES, merge_options
 
@@ -34,9 +35,12 @@ def _target_ns(db: str, spec: Any, *, coll_key: str = "coll") -> R.Pattern | Non
     return None
 
 
-def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass: tuple) -> list:
+def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass: tuple,
+                        caller: UserName | None = None) -> list:
     """[(target, actions)] a pipeline over ``source`` (None: collectionless) needs; a None target
-    means "an authenticated user, no privilege"."""
+    means "an authenticated user, no privilege". ``caller``: the user running it ($listSessions /
+    $listLocalSessions naming only that user need no privilege, as mongod's
+    listSessionsRequiredPrivileges)."""
     needs: list[tuple[R.Pattern | None, tuple[str, ...]]] = []
     stages = pipeline if isinstance(pipeline, list) else []
     first = next(iter(stages[0]), "") if stages and isinstance(stages[0], dict) and stages[0] else ""
@@ -84,10 +88,18 @@ def pipeline_privileges(db: str, source: R.Pattern | None, pipeline: Any, bypass
         elif name == "$changeStream":
             needs.append((here, ("changeStream", "find")))
         elif name in ("$currentOp", "$listSessions", "$listLocalSessions"):
-            if isinstance(spec, dict) and (spec.get("allUsers") is True or spec.get("users")):
+            if isinstance(spec, dict) and (spec.get("allUsers") is True or spec.get("users") and not (
+                    name != "$currentOp" and _only(spec.get("users"), caller))):
                 needs.append((R.CLUSTER, ("inprog",) if name == "$currentOp" else ("listSessions",)))
             else:
                 needs.append((None, ()))
         elif name == "$listCatalog":
             needs.append((R.CLUSTER if db == "admin" else R.db_target(db), ("listCollections",)))
     return needs
+
+
+def _only(users: Any, caller: UserName | None) -> bool:
+    """Whether a $listSessions ``users`` list names the caller and nobody else."""
+    return (caller is not None and isinstance(users, list)
+            and all(isinstance(u, dict) and set(u) == {"user", "db"} and UserName(u["user"], u["db"]) == caller
+                    for u in users))

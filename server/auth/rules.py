@@ -137,7 +137,7 @@ def _require_all(req: Request, needs: list) -> None:
 def _aggregate(req: Request) -> None:
     coll = req.cmd.get("aggregate")
     source = R.ns_target(req.db, coll) if type(coll) is str and coll else None
-    _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req)))
+    _require_all(req, pipeline_privileges(req.db, source, req.cmd.get("pipeline"), _bypass(req), req.session.name))
 
 
 def _map_reduce(req: Request) -> None:
