@@ -237,9 +237,8 @@ async def roles_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     show_privileges = cmd.get("showPrivileges", False)
     if show_privileges not in (True, False, "asUserFragment"):
         raise MongoError(ErrorCode.BadValue, "showPrivileges must be a boolean or \"asUserFragment\"")
+    # (with named roles mongod ignores it: built-in roles named are always described)
     show_builtin = bool(cmd.get("showBuiltinRoles", False))
-    if show_builtin and targets != "db":
-        raise MongoError(ErrorCode.BadValue, "showBuiltinRoles is only valid when requesting all roles")
 
     def work() -> dict[str, Any]:
         graph = ctx.server.auth.graph()
