@@ -284,6 +284,19 @@ class WorkerPool:
                 thread.join()
 
 
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a background task of the server (a monitor's loop) and wait until it has ended, whatever it
+    raises: shutting down regardless."""
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down regardless
+        pass
+
+
 async def run_in_pool(server: ServerState, op: Operation | None, fn: Callable[..., T], *args: Any) -> T:
     """THE way work reaches the server's thread pool: ``fn(*args)`` on a pool thread, holding one of
     the scheduler's run tokens (``tidemark.scheduler``: a long operation yields its token to waiting

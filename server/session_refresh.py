@@ -27,7 +27,7 @@ from typing import Any
 
 from tidemark import log
 from tidemark.auth.names import ANYONE, session_digest
-from tidemark.context import ServerState
+from tidemark.context import ServerState, stop_task
 from tidemark.core import collection as C
 from tidemark.protocol.codec import decode, encode
 from tidemark.session_cache import (
@@ -155,10 +155,4 @@ async def on_startup(state: ServerState) -> None:
 
 
 async def on_shutdown(state: ServerState) -> None:
-    task = _TASKS.pop(id(state), None)
-    if task is not None:
-        task.cancel()
-        try:
-            await task
-        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down regardless
-            pass
+    await stop_task(_TASKS.pop(id(state), None))

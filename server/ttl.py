@@ -22,7 +22,7 @@ from typing import Any
 
 from bson.datetime_ms import DatetimeMS
 
-from tidemark.context import ServerState, run_in_pool
+from tidemark.context import ServerState, run_in_pool, stop_task
 from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import MongoError
@@ -228,10 +228,4 @@ async def on_startup(state: ServerState) -> None:
 
 
 async def on_shutdown(state: ServerState) -> None:
-    task = _TASKS.pop(id(state), None)
-    if task is not None:
-        task.cancel()
-        try:
-            await task
-        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down regardless
-            pass
+    await stop_task(_TASKS.pop(id(state), None))

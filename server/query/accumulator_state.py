@@ -45,7 +45,7 @@ from tidemark.query.expr_base import (
 )
 from tidemark.query.memory import approx_size
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING, compare, sort_key
+from tidemark.query.values import MISSING, Descending, compare, sort_key
 
 _FIXED_SIZE = frozenset({int, float, bool, _dt.datetime, type(None), type(MISSING)})
 
@@ -543,24 +543,12 @@ class MergeObjects(Accumulator):
         return dict(self.value)
 
 
-class _Reversed:
-    """A rank ordered the other way round (a heap's root is then the greatest rank: the worst kept)."""
-
-    __slots__ = ("rank",)
-
-    def __init__(self, rank: Any):
-        self.rank = rank
-
-    def __lt__(self, other: _Reversed) -> bool:
-        return other.rank < self.rank
-
-
 class _KeepsBestN(Accumulator):
     """The n best values by a rank (unique: it ends with the arrival number), as a heap whose root is
     the worst kept one; a value better than it takes its place, else is dropped. ``bytes``: the sizes
     of the values kept (what mongod's AccumulatorN counts: a value when kept, minus it when evicted).
     Heap entries: (rank, size, value); a rank is (key, arrival): the n smallest are kept
-    (``smallest``: the rank wrapped in ``_Reversed``), else the n greatest with the arrival negated.
+    (``smallest``: the rank wrapped in ``Descending``), else the n greatest with the arrival negated.
     Either way a later value equal in key to the worst kept one is not better (the first one stays)."""
 
     sized = True
@@ -573,7 +561,7 @@ class _KeepsBestN(Accumulator):
 
     def _rank(self, key: Any) -> Any:
         self.seq += 1
-        return _Reversed((key, self.seq)) if self.smallest else (key, -self.seq)
+        return Descending((key, self.seq)) if self.smallest else (key, -self.seq)
 
     def _wanted(self, key: Any) -> bool:
         """Whether a value of sort key ``key`` is kept: there is room, or it is better than the worst kept
@@ -582,7 +570,7 @@ class _KeepsBestN(Accumulator):
         if len(kept) < self.n:
             return True
         worst = kept[0][0]
-        return key < worst.rank[0] if self.smallest else worst[0] < key
+        return key < worst.key[0] if self.smallest else worst[0] < key
 
     def _keep(self, rank: Any, value: Any, size: int) -> None:
         """Keep a value ``_wanted`` said yes to (in place of the worst kept one when full)."""
@@ -598,7 +586,7 @@ class _KeepsBestN(Accumulator):
 
     def _in_order(self, descending: bool = False) -> list:
         """The values kept, by rank (best first for ascending ranks; ``descending``: greatest first)."""
-        entries = [(e[0].rank if type(e[0]) is _Reversed else e[0], e[2]) for e in self.kept]
+        entries = [(e[0].key if type(e[0]) is Descending else e[0], e[2]) for e in self.kept]
         entries.sort(key=_first, reverse=descending)
         return [value for _, value in entries]
 

@@ -42,7 +42,7 @@ from tidemark.query.docmeta import comparison_key_value
 from tidemark.query.interrupt import tick
 from tidemark.query.paths import split_path
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import BRACKET_UNDEFINED, MISSING, is_number, sort_key
+from tidemark.query.values import BRACKET_UNDEFINED, MISSING, Descending, is_number, sort_key
 
 __all__ = ["parse_sort", "make_sort_key", "sort_key_array", "sort_documents", "DEFAULT_MEMORY_LIMIT", "estimate_size"]
 
@@ -111,32 +111,6 @@ def _parse_meta_sort(spec: Mapping, allow_meta: bool) -> str:
     raise MongoError(31138, f"Illegal $meta sort: $meta: {bson_repr(meta)}")
 
 
-class _Desc:
-    """Inverts the order of a sort-key component (for descending fields in a multi-key sort)."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: Any):
-        self.key = key
-
-    def __lt__(self, other: _Desc) -> bool:
-        return other.key < self.key
-
-    def __gt__(self, other: _Desc) -> bool:
-        return other.key > self.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.key == other.key
-
-    def __le__(self, other: _Desc) -> bool:
-        return other.key <= self.key
-
-    def __ge__(self, other: _Desc) -> bool:
-        return other.key >= self.key
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 def _field_key(doc: Any, path: str, descending: bool, sort_key: Callable[[Any], tuple] = sort_key) -> Any:
     """The BSON sort key of one sort field: min (ascending) / max (descending) over the keys the index
     key generator gives the path (``sort_key``: ``values.sort_key`` or a collation's)."""
@@ -178,7 +152,7 @@ def _joint_values(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -
         keyed = [tuple(_value_key(v, skey) for v in t) for t in _key_tuples(doc, paths)]
         if len(keyed) == 1:
             return keyed[0]
-        return min(keyed, key=lambda t: tuple(k if up else _Desc(k) for k, up in zip(t, ascending, strict=True)))
+        return min(keyed, key=lambda t: tuple(k if up else Descending(k) for k, up in zip(t, ascending, strict=True)))
 
     return values
 
@@ -189,7 +163,7 @@ def _joint_key(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -> C
     ascending = [d == 1 for _, d in fields]
     if all(ascending):
         return values
-    return lambda doc: tuple(k if up else _Desc(k) for k, up in zip(values(doc), ascending, strict=True))
+    return lambda doc: tuple(k if up else Descending(k) for k, up in zip(values(doc), ascending, strict=True))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -458,7 +432,7 @@ def _meta_key(meta: Any, name: str) -> Callable[[Any], Any]:
     random key per document (each key is computed once per sort, so the order is consistent)."""
     if name == "randVal":
         return lambda doc: random.random()
-    return lambda doc: _Desc(sort_key(meta.get(doc, name) if meta is not None else None))
+    return lambda doc: Descending(sort_key(meta.get(doc, name) if meta is not None else None))
 
 
 def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
@@ -471,7 +445,7 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
     if any(type(d) is str for _, d in fields):
         parts = [_meta_key(meta, d) if type(d) is str else
                  ((lambda p: lambda doc: _field_key(doc, p, False, skey))(path) if d == 1 else
-                  (lambda p: lambda doc: _Desc(_field_key(doc, p, True, skey)))(path)) for path, d in fields]
+                  (lambda p: lambda doc: Descending(_field_key(doc, p, True, skey)))(path)) for path, d in fields]
         return lambda doc: tuple(part(doc) for part in parts)
     if _shares_prefix(fields):
         return _joint_key(fields, skey)
@@ -479,7 +453,7 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
         path, direction = fields[0]
         if direction == 1:
             return lambda doc: (_field_key(doc, path, False, skey),)
-        return lambda doc: (_Desc(_field_key(doc, path, True, skey)),)
+        return lambda doc: (Descending(_field_key(doc, path, True, skey)),)
 
     def key(doc: Any) -> tuple:
         out = []
@@ -487,7 +461,7 @@ def make_sort_key(spec: Mapping | list[tuple[str, Any]], collation: Any = None,
             if direction == 1:
                 out.append(_field_key(doc, path, False, skey))
             else:
-                out.append(_Desc(_field_key(doc, path, True, skey)))
+                out.append(Descending(_field_key(doc, path, True, skey)))
         return tuple(out)
 
     return key
@@ -525,7 +499,7 @@ def _joint_raw(fields: list[tuple[str, Any]], skey: Callable[[Any], tuple]) -> C
     ascending = [d == 1 for _, d in fields]
 
     def order(t: tuple) -> tuple:
-        return tuple(_value_key(v, skey) if up else _Desc(_value_key(v, skey)) for v, up in zip(t, ascending,
+        return tuple(_value_key(v, skey) if up else Descending(_value_key(v, skey)) for v, up in zip(t, ascending,
                                                                                                strict=True))
 
     def values(doc: Any) -> tuple:
@@ -722,7 +696,7 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, mem
     for doc in docs:
         tick()
         seq = next(counter)
-        entry = (_Desc((key(doc), seq)), seq, doc)
+        entry = (Descending((key(doc), seq)), seq, doc)
         if len(heap) < k:
             heapq.heappush(heap, entry)
         elif entry[0].key < heap[0][0].key:

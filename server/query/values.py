@@ -439,3 +439,30 @@ def float_is_nan(v: Any) -> bool:
     if isinstance(v, Decimal128):
         return v.to_decimal().is_nan()
     return False
+
+
+class Descending:
+    """Inverts the order of a sort-key component: a descending field of a multi-key sort; a heap whose
+    root is the greatest (the accumulators that keep the n smallest)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any):
+        self.key = key
+
+    def __lt__(self, other: Descending) -> bool:
+        return other.key < self.key
+
+    def __gt__(self, other: Descending) -> bool:
+        return other.key > self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Descending) and self.key == other.key
+
+    def __le__(self, other: Descending) -> bool:
+        return other.key <= self.key
+
+    def __ge__(self, other: Descending) -> bool:
+        return other.key >= self.key
+
+    __hash__ = None  # type: ignore[assignment]
