@@ -111,7 +111,7 @@ def test_existing_buckets_are_untouched_and_new_buckets_use_new_rounding(db):
     coll.insert_one({"t": T0, "m": 1})
     db.command("collMod", "c", timeseries={"granularity": "minutes"})
     coll.insert_one({"t": T0 + dt.timedelta(days=1), "m": 1})
-    coll.delete_many({"m": "none"})  # a delete writes the open buckets in full (system.buckets shows them)
+    coll.delete_many({"_id": "none"})  # a delete writes the open buckets in full (system.buckets shows them)
     starts = sorted(b["control"]["min"]["t"] for b in db["system.buckets.c"].find())
     assert starts == [dt.datetime(2024, 3, 1, 20, 10), dt.datetime(2024, 3, 2, 20, 0)]
     assert sorted(d["t"] for d in coll.find()) == [T0, T0 + dt.timedelta(days=1)]

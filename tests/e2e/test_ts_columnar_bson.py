@@ -78,14 +78,14 @@ def test_columnar_group_bson_equals_the_generic_group(client, rows, pipeline):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     half = max(1, len(rows) // 2)
     db.ts.insert_many(rows[:half])
-    db.ts.delete_many({"m.h": "none"})  # the first half stored (closed buckets), the rest in memory
+    db.ts.delete_many({"_id": "none"})  # the first half stored (closed buckets), the rest in memory
     if rows[half:]:
         db.ts.insert_many(rows[half:])
     db.reg.insert_many(rows)
     ts, reg = db.ts.with_options(codec_options=RAW), db.reg.with_options(codec_options=RAW)
     for state in ("half in memory", "all stored"):
         if state == "all stored":
-            db.ts.delete_many({"m.h": "none"})  # closes the in-memory buckets too
+            db.ts.delete_many({"_id": "none"})  # closes the in-memory buckets too
         generic = [d.raw for d in ts.aggregate([pipeline[0], {"$skip": 0}, *pipeline[1:]])]
         as_dicts = [d.raw for d in ts.aggregate([*pipeline, {"$skip": 0}])]
         for _ in range(2):  # the second read takes stored buckets from their remembered runs
@@ -108,7 +108,7 @@ def test_many_groups_take_the_bson_path_and_equal_the_generic_group(client):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.ts.insert_many([{"t": T0 + dt.timedelta(minutes=i, seconds=k), "m": METAS[k], "v": float((i * 7 + k) % 23)}
                        for i in range(120) for k in (0, 3, 5, 9)])
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: stored ones, dense
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: stored ones, dense
     ts = db.ts.with_options(codec_options=RAW)
     group = {"$group": {"_id": IDS["host-time"], **{k: v for k, v in ACCUMULATORS.items() if v not in TIMED}}}
     for id_shape in ("time-host", "time", "two-times"):
@@ -129,7 +129,7 @@ def test_queries_of_other_id_shapes_on_the_same_metas_take_their_own_ids(client)
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.ts.insert_many([{"t": T0 + dt.timedelta(minutes=7 * i, seconds=k), "m": METAS[k], "v": float(i % 5)}
                        for i in range(60) for k in (0, 1, 3, 9)])
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: stored ones, dense
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: stored ones, dense
     ts = db.ts.with_options(codec_options=RAW)
     hour = {"$dateTrunc": {"date": "$t", "unit": "hour"}}
     zoned = {"$dateTrunc": {"date": "$t", "unit": "hour", "timezone": "+05:30"}}
@@ -154,7 +154,7 @@ def test_one_series_window_of_new_minutes_equals_the_generic_group(client, tail)
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.ts.insert_many([{"t": T0 + dt.timedelta(seconds=10 * i), "m": {"h": "host_1"}, "v": float((i * 7) % 23) - 5.0}
                        for i in range(6 * 150)])
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: stored ones, dense
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: stored ones, dense
     ts = db.ts.with_options(codec_options=RAW)
     window = {"$gte": T0 + dt.timedelta(minutes=13, seconds=25), "$lt": T0 + dt.timedelta(minutes=97, seconds=5)}
     pipeline = [{"$match": {"t": window, "m.h": {"$in": ["host_1"]}}},

@@ -47,7 +47,7 @@ def db(client):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     rows = _rows()
     db.ts.insert_many(rows[: len(rows) // 2])
-    db.ts.delete_many({"m.h": "none"})  # the first half stored (closed buckets), the rest in memory
+    db.ts.delete_many({"_id": "none"})  # the first half stored (closed buckets), the rest in memory
     db.ts.insert_many(rows[len(rows) // 2:])
     db.reg.insert_many(rows)
     yield db
@@ -121,7 +121,7 @@ def test_columnar_group_values_and_order_equal_the_generic_group(client, rows, c
     db.drop_collection("ts")
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.ts.insert_many(rows)
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: they are read as stored ones
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: they are read as stored ones
     group = {"$group": {"_id": {"t": {"$dateTrunc": {"date": "$t", "unit": unit}}, "h": "$m.h"},
                         "mx": {"$max": "$v"}, "mn": {"$min": "$v"}, "s": {"$sum": "$v"}, "a": {"$avg": "$v"},
                         "f": {"$first": "$v"}, "l": {"$last": "$v"}, "n": {"$count": {}}, "sw": {"$sum": "$w"}}}
@@ -161,7 +161,7 @@ def test_sort_by_string_hostnames_equals_the_generic_sort(client, rows, first, d
     db.drop_collection("ts")
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.ts.insert_many(rows)
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: they are read as stored ones
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: they are read as stored ones
     sort = {"_id.h": dh, "_id.t": dt_} if first == "_id.h" else {"_id.t": dt_, "_id.h": dh}
     match = {"$match": {"t": {"$gte": T0}}}
     group = {"$group": {"_id": {"t": TRUNC, "h": "$m.h"},

@@ -42,7 +42,7 @@ def test_in_lists_of_any_size_match_the_regular_collection(db, rows, values, neg
     db.drop_collection("ts")
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
     query = {"a": {"$nin" if negate else "$in": values}}
-    for _stored in in_memory_then_stored(db.ts, db.reg, docs, {"m": -1}):
+    for _stored in in_memory_then_stored(db.ts, db.reg, docs, {"_id": -1}):
         expected = [d["_id"] for d in db.reg.find(query, sort=[("_id", 1)])]
         assert [d["_id"] for d in db.ts.find(query, sort=[("_id", 1)])] == expected
         counted = list(db.ts.aggregate([{"$match": query}, {"$count": "n"}]))

@@ -70,7 +70,7 @@ def test_newest_groups_equal_the_generic_group(client, data, split, end, start, 
     cut = int(len(rows) * split)
     if cut:
         db.ts.insert_many(rows[:cut])
-        db.ts.delete_many({"m.h": "none"})  # closes the buckets: read as stored ones
+        db.ts.delete_many({"_id": "none"})  # closes the buckets: read as stored ones
     if cut < len(rows):
         db.ts.insert_many(rows[cut:])  # in memory
     db.reg.insert_many(rows)
@@ -168,7 +168,7 @@ def test_newest_groups_read_the_buckets_of_the_newest_hour_only(client):
     db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     rows = _bucket_rows(4, 60)
     db.ts.insert_many(rows)
-    db.ts.delete_many({"m.h": "none"})
+    db.ts.delete_many({"_id": "none"})
     db.reg.insert_many(rows)
     pipeline = [{"$match": {"t": {"$lt": dt.datetime(2024, 3, 1, 3, 30)}}},
                 {"$group": {"_id": {"$dateTrunc": {"date": "$t", "unit": "minute"}}, "v": {"$max": "$v"}}},

@@ -136,7 +136,7 @@ def checkpointing_pair(tmp_path_factory):
 def _same_bytes_as_the_dict_path_and_a_regular_collection(pair, docs, flts):
     ts, reg = pair
     phases = []
-    for stored in in_memory_then_stored(ts, reg, docs, {"m": "none"}):
+    for stored in in_memory_then_stored(ts, reg, docs, {"_id": "none"}):
         phases.append([])
         for flt in flts + [{}]:
             direct = _raw(ts.aggregate([{"$match": flt}], batchSize=7))
@@ -178,7 +178,7 @@ def test_a_tsbs_read_returns_each_measurement_in_the_buckets_field_order(pair):
     ts.insert_many(rows)
     for stored in (False, True):
         if stored:
-            ts.delete_many({"m": "none"})
+            ts.delete_many({"_id": "none"})
         flt = {"t": {"$gte": T0 + dt.timedelta(minutes=5)}, "usage_user": {"$gt": 90.0}, "m.hostname": {"$in": ["host_1"]}}
         found = _raw(ts.aggregate([{"$match": flt}]))
         expected = [r for r in rows if r["t"] >= T0 + dt.timedelta(minutes=5) and r["usage_user"] > 90.0]

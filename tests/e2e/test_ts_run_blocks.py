@@ -28,7 +28,7 @@ def ts(client):
              "w": 0.25 * ((i + h) % 5)}
             for i in range(HOURS * 6) for h in range(4)]
     db.ts.insert_many(rows)
-    db.ts.delete_many({"m.h": "none"})  # closes the buckets: they are read as stored ones
+    db.ts.delete_many({"_id": "none"})  # closes the buckets: they are read as stored ones
     yield db.ts
     client.drop_database("t_ts_run_blocks")
 

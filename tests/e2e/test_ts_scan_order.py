@@ -45,7 +45,7 @@ READS = {
 def test_the_order_of_a_read_does_not_depend_on_what_is_stored_yet(db, read):
     ts = _load(db)
     before = [doc.raw for doc in READS[read](ts)]
-    ts.delete_many({"m": "none"})  # a direct write: every bucket of the collection stored
+    ts.delete_many({"_id": "none"})  # a direct write: every bucket of the collection stored
     after = [doc.raw for doc in READS[read](ts)]
     assert len(before) == len(after) > 0
     assert before == after

@@ -30,7 +30,8 @@ TIME_SERIES = ("ts", "tsnm")
 def in_memory_then_stored(ts: Any, reg: Any, docs: list[dict], settle: dict) -> Iterator[bool]:
     """Refill a time-series collection and a regular one with ``docs`` (``_id`` = position), then yield
     False while the time-series buckets are in memory and True once a direct write (``delete_many``
-    of ``settle``, which matches nothing) has settled them: every bucket stored."""
+    of ``settle``, which matches nothing and names no meta point — a write naming meta points settles
+    only the buckets of those series) has settled them: every bucket stored."""
     ts.delete_many({})
     reg.delete_many({})
     for i, doc in enumerate(docs):
