@@ -17,11 +17,10 @@ createCollection on cloneCollectionAsCapped's target.
 from __future__ import annotations
 
 import itertools
-import uuid
 
-import pymongo
 import pytest
 from bson.int64 import Int64
+from harness.role_user import one_role_user
 from pymongo.errors import OperationFailure
 
 DB = "action_sets"
@@ -38,18 +37,12 @@ MERGE_ACTIONS = {
 
 @pytest.fixture(scope="module")
 def actor(auth_server, root_client):
-    role, user = f"acts_{uuid.uuid4().hex[:6]}", f"acts_{uuid.uuid4().hex[:6]}"
-    root_client.admin.command("createRole", role, roles=[], privileges=[])
-    root_client.admin.command("createUser", user, pwd="pw", roles=[role])
-    conn = pymongo.MongoClient(f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true")
+    with one_role_user(auth_server, root_client, "acts") as (role, conn):
 
-    def set_privileges(privileges: list[dict]) -> None:
-        root_client.admin.command("updateRole", role, privileges=privileges)
+        def set_privileges(privileges: list[dict]) -> None:
+            root_client.admin.command("updateRole", role, privileges=privileges)
 
-    yield set_privileges, conn[DB]
-    conn.close()
-    root_client.admin.command("dropUser", user)
-    root_client.admin.command("dropRole", role)
+        yield set_privileges, conn[DB]
     root_client.drop_database(DB)
 
 

@@ -16,10 +16,8 @@ privilege, or one on another database only), and did not narrow the listing of a
 
 from __future__ import annotations
 
-import uuid
-
-import pymongo
 import pytest
+from harness.role_user import one_role_user
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -42,19 +40,13 @@ RESOURCES = [
 
 @pytest.fixture(scope="module")
 def lister(auth_server, root_client):
-    role, user = f"lister_{uuid.uuid4().hex[:6]}", f"lister_{uuid.uuid4().hex[:6]}"
-    root_client.admin.command("createRole", role, roles=[], privileges=[])
-    root_client.admin.command("createUser", user, pwd="pw", roles=[role])
     db = root_client[DB]
     db.a.insert_one({})
     db.b.insert_one({})
     db.create_collection("ts", timeseries={"timeField": "t"})
     db.command("create", "v", viewOn="a", pipeline=[])
-    conn = pymongo.MongoClient(f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true")
-    yield role, conn
-    conn.close()
-    root_client.admin.command("dropUser", user)
-    root_client.admin.command("dropRole", role)
+    with one_role_user(auth_server, root_client, "lister") as (role, conn):
+        yield role, conn
     root_client.drop_database(DB)
 
 

@@ -15,10 +15,8 @@ unreadable name.
 
 from __future__ import annotations
 
-import uuid
-
-import pymongo
 import pytest
+from harness.role_user import one_role_user
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -32,14 +30,8 @@ SRC_DB, OTHER_DB = "rename_rule_a", "rename_rule_b"
 @pytest.fixture(scope="module")
 def renamer(auth_server, root_client):
     """A user holding one role whose privileges each example replaces."""
-    role, user = f"renamer_{uuid.uuid4().hex[:6]}", f"renamer_{uuid.uuid4().hex[:6]}"
-    root_client.admin.command("createRole", role, roles=[], privileges=[])
-    root_client.admin.command("createUser", user, pwd="pw", roles=[role])
-    conn = pymongo.MongoClient(f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true")
-    yield role, conn
-    conn.close()
-    root_client.admin.command("dropUser", user)
-    root_client.admin.command("dropRole", role)
+    with one_role_user(auth_server, root_client, "renamer") as (role, conn):
+        yield role, conn
     root_client.drop_database(SRC_DB)
     root_client.drop_database(OTHER_DB)
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 import itertools
 import uuid
 
-import pymongo
 import pytest
+from harness.role_user import one_role_user
 from pymongo.errors import OperationFailure
 
 DB = "umc_privileges"
@@ -35,18 +35,12 @@ def _p(db: str, coll: str, *actions: str) -> dict:
 @pytest.fixture(scope="module")
 def actor(auth_server, root_client):
     """A user with one role whose privileges each check replaces; returns (set_privileges, conn)."""
-    role, user = f"umc_{uuid.uuid4().hex[:6]}", f"umc_{uuid.uuid4().hex[:6]}"
-    root_client.admin.command("createRole", role, roles=[], privileges=[])
-    root_client.admin.command("createUser", user, pwd="pw", roles=[role])
-    conn = pymongo.MongoClient(f"mongodb://{user}:pw@127.0.0.1:{auth_server.port}/?directConnection=true")
+    with one_role_user(auth_server, root_client, "umc") as (role, conn):
 
-    def set_privileges(privileges: list[dict]) -> None:
-        root_client.admin.command("updateRole", role, privileges=privileges)
+        def set_privileges(privileges: list[dict]) -> None:
+            root_client.admin.command("updateRole", role, privileges=privileges)
 
-    yield set_privileges, conn
-    conn.close()
-    root_client.admin.command("dropUser", user)
-    root_client.admin.command("dropRole", role)
+        yield set_privileges, conn
     root_client.drop_database(DB)
 
 

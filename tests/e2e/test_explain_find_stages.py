@@ -18,6 +18,7 @@ import datetime
 import pytest
 from bson import ObjectId
 from harness.jstests import plan_stages
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,14 +78,8 @@ def test_projection_goes_beneath_a_full_sort_that_it_keeps(docs):
 
 
 def test_memory_limit_is_the_server_parameter(docs):
-    admin = docs.client.admin
-    before = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)
-    admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1 << 20)
-    try:
+    with server_parameter(docs.client, "internalQueryMaxBlockingSortMemoryUsageBytes", 1 << 20):
         assert _plan(docs, sort={"a": 1})["memLimit"] == 1 << 20
-    finally:
-        admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=before[
-            "internalQueryMaxBlockingSortMemoryUsageBytes"])
 
 
 def test_meta_sort_is_a_default_sort(docs):

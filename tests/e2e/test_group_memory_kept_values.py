@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -33,10 +34,8 @@ T0 = datetime.datetime(2024, 1, 1)
 
 @pytest.fixture
 def group_limit(client):
-    before = client.admin.command("getParameter", 1, **{NAME: 1})[NAME]
-    client.admin.command("setParameter", 1, **{NAME: LIMIT})
-    yield client
-    client.admin.command("setParameter", 1, **{NAME: before})
+    with server_parameter(client, NAME, LIMIT):
+        yield client
 
 
 def accumulator(kind: str, n: int) -> dict:

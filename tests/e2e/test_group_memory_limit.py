@@ -11,6 +11,7 @@ mongod uses for what cannot spill ("$push used too much memory and cannot spill 
 from __future__ import annotations
 
 import pytest
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -22,12 +23,9 @@ KEEPING = ["$first", "$last", "$max", "$min"]
 
 @pytest.fixture(scope="module")
 def small_group_limit(server, client):
-    name = "internalDocumentSourceGroupMaxMemoryBytes"
-    before = client.admin.command("getParameter", 1, **{name: 1})[name]
-    assert before == 100 * 1024 * 1024
-    client.admin.command("setParameter", 1, **{name: LIMIT})
-    yield client
-    client.admin.command("setParameter", 1, **{name: before})
+    with server_parameter(client, "internalDocumentSourceGroupMaxMemoryBytes", LIMIT) as before:
+        assert before == 100 * 1024 * 1024
+        yield client
 
 
 def _run(coll, accumulator: str, allow_disk_use: bool) -> int:
@@ -69,13 +67,8 @@ def test_replaced_values_do_not_add_up(small_group_limit, db, accumulator):
 @pytest.mark.commands("aggregate", "setParameter")
 def test_group_uses_its_own_parameter_not_the_sorts(client, db):
     db.c.insert_many([{"g": g, "s": "x" * 3_000} for g in range(40)])  # 120 KB kept: past 64 KB
-    name = "internalQueryMaxBlockingSortMemoryUsageBytes"
-    before = client.admin.command("getParameter", 1, **{name: 1})[name]
-    client.admin.command("setParameter", 1, **{name: 64 * 1024})
-    try:
+    with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", 64 * 1024):
         assert _run(db.c, "$first", False) == 0
-    finally:
-        client.admin.command("setParameter", 1, **{name: before})
     with pytest.raises(OperationFailure) as bad:
         client.admin.command("setParameter", 1, internalDocumentSourceGroupMaxMemoryBytes=0)
     assert bad.value.code == 2

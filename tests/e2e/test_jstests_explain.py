@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pytest
 from harness.jstests import fails
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -246,12 +247,8 @@ def test_explain_distinct(db):
 
 @pytest.fixture
 def small_sort_memory(client):
-    admin = client.admin
-    before = admin.command("getParameter", internalQueryMaxBlockingSortMemoryUsageBytes=1)[
-        "internalQueryMaxBlockingSortMemoryUsageBytes"]
-    admin.command("setParameter", internalQueryMaxBlockingSortMemoryUsageBytes=64 * 1024)
-    yield
-    admin.command("setParameter", internalQueryMaxBlockingSortMemoryUsageBytes=before)
+    with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", 64 * 1024):
+        yield
 
 
 def test_explain_execution_error(db, small_sort_memory):

@@ -28,6 +28,7 @@ import math
 import pytest
 from bson import DBRef
 from harness.jstests import command_fails, same_members
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -419,18 +420,13 @@ def test_aggregation_on_a_view_forwards_allow_disk_use(client, db):
     is allowDiskUseByDefault's: true, as mongod 6.0+)."""
     db.largeColl.insert_many([{"x": i, "largeStr": "x" * 100_000} for i in range(20)])
     db.command("create", "largeView", viewOn="largeColl", pipeline=[])
-    name = "internalQueryMaxBlockingSortMemoryUsageBytes"
-    before = client.admin.command("getParameter", 1, **{name: 1})[name]
-    client.admin.command("setParameter", 1, **{name: 1024 * 1024})
-    try:
+    with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", 1024 * 1024):
         for source in ("largeColl", "largeView"):
             command_fails(db, {"aggregate": source, "pipeline": [{"$sort": {"x": -1}}], "cursor": {},
                                "allowDiskUse": False}, 292)
             assert len(agg(db, source, [{"$sort": {"x": -1}}, {"$project": {"largeStr": 0}}])) == 20
         got = agg(db, "largeView", [{"$sort": {"x": -1}}, {"$project": {"x": 1, "_id": 0}}], allowDiskUse=True)
         assert got == [{"x": i} for i in range(19, -1, -1)]
-    finally:
-        client.admin.command("setParameter", 1, **{name: before})
 
 
 def test_aggregation_and_find_explain_work_on_views(agg_views):

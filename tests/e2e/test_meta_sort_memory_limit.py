@@ -13,6 +13,7 @@ allowDiskUse), then its allowDiskUse answer is compared with the order the score
 from __future__ import annotations
 
 import pytest
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -26,11 +27,8 @@ HYPO = settings(max_examples=10, deadline=None, suppress_health_check=[HealthChe
 
 @pytest.fixture
 def small_sort_memory(client):
-    name = "internalQueryMaxBlockingSortMemoryUsageBytes"
-    before = client.admin.command("getParameter", 1, **{name: 1})[name]
-    client.admin.command("setParameter", 1, **{name: LIMIT})
-    yield
-    client.admin.command("setParameter", 1, **{name: before})
+    with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", LIMIT):
+        yield
 
 
 def load(coll, keys: list[int], repeats: list[int]) -> dict[int, float]:

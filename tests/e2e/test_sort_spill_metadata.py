@@ -13,6 +13,7 @@ without the sort (which spills nothing).
 from __future__ import annotations
 
 import pytest
+from harness.parameters import server_parameter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -27,12 +28,8 @@ HYPO = settings(max_examples=12, deadline=None, suppress_health_check=[HealthChe
 
 @pytest.fixture
 def small_sort_memory(client):
-    admin = client.admin
-    before = admin.command("getParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=1)[
-        "internalQueryMaxBlockingSortMemoryUsageBytes"]
-    admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=LIMIT)
-    yield
-    admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=before)
+    with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", LIMIT):
+        yield
 
 
 def load(coll, keys: list[int], repeats: list[int]) -> None:
