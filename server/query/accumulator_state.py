@@ -9,6 +9,11 @@ missing as null. ``remove(value)`` exists on the accumulators windows can slide 
 $sum $avg $count $stdDev*); windows rebuild the others. ``process_many`` is the batch form.
 
 Memory (what ``$group`` counts against its limit, as mongod's accumulators count ``_memUsageBytes``):
+``merge(later)`` folds in the state of the same group built from inputs that came after this one's (a
+``$group`` that spilled keeps partial states of a group in several generations; mongod's accumulators
+merge partial results the same way, ``processInternal(..., merging=true)``): the result is the one the
+inputs in order would give.
+
 ``memory()`` is about the bytes of the values the state keeps now — nothing for a state of fixed size
 (``sized`` False: $sum $avg $count...), the one value a $first/$last/$min/$max keeps, every value a
 $push/$addToSet/$stdDev*/$percentile keeps, the merged document of $mergeObjects, and only the (at most
@@ -85,6 +90,11 @@ class Accumulator:
     def remove(self, value: Any) -> None:
         raise NotImplementedError
 
+    def merge(self, later: Any) -> None:
+        """Fold in ``later``: this group's state over the inputs that came after this state's (see the
+        module). Every accumulator a ``$group`` takes has it."""
+        raise NotImplementedError
+
 
 class Sum(Accumulator):
     """$sum: exact integer part, near-exact double part, Decimal part; the widest kind decides.
@@ -156,6 +166,17 @@ class Sum(Accumulator):
         self.count += count
         if self.kind < KIND_DOUBLE:
             self.kind = KIND_DOUBLE
+
+    def merge(self, later: Sum) -> None:
+        later._flush()  # its doubles' exact sum as a double-double: exact inside fsum again
+        self.floats += (later.hi, later.lo)
+        if len(self.floats) >= self._FLUSH:
+            self._flush()
+        self.ints += later.ints
+        if later.dec is not None:
+            self.dec = DECIMAL_CONTEXT.add(self.dec or Decimal(0), later.dec)
+        self.count += later.count
+        self.kind = max(self.kind, later.kind)
 
     def remove(self, v):
         k = num_kind(v)
@@ -247,6 +268,9 @@ class Count(Accumulator):
     def remove(self, v):
         self.n -= 1
 
+    def merge(self, later: Count) -> None:
+        self.n += later.n
+
     def result(self):
         return self.n if self.n <= 2147483647 else make_integer(self.n, KIND_LONG)
 
@@ -303,6 +327,9 @@ class MinMax(_KeepsOne):
         for v in values:
             self.process(v)
 
+    def merge(self, later: MinMax) -> None:
+        self.process(later.value)  # (a tie keeps this one's: it came first)
+
     def result(self):
         return None if self.value is MISSING else self.value
 
@@ -321,6 +348,10 @@ class First(_KeepsOne):
         if values and not self.seen:
             self.process(values[0])
 
+    def merge(self, later: First) -> None:
+        if not self.seen and later.seen:
+            self.seen, self.value = True, later.value
+
     def result(self):
         return self.value
 
@@ -335,6 +366,9 @@ class Last(_KeepsOne):
     def process_many(self, values):
         if values:
             self.process(values[-1])
+
+    def merge(self, later: Last) -> None:
+        self.value = later.value  # (a state exists once its group met an input)
 
     def result(self):
         return self.value
@@ -361,6 +395,9 @@ class Push(Accumulator):
     def process_many(self, values):
         self.values.extend(v for v in values if v is not MISSING)
 
+    def merge(self, later: Push) -> None:
+        self.values.extend(later.values)
+
     def result(self):
         return list(self.values)  # a copy: sliding windows keep appending to the state
 
@@ -384,6 +421,10 @@ class AddToSet(Accumulator):
     def process(self, v):
         if v is not MISSING:
             self.values.setdefault(self.sort_key(v), v)
+
+    def merge(self, later: AddToSet) -> None:
+        for key, v in later.values.items():
+            self.values.setdefault(key, v)
 
     def result(self):
         return list(self.values.values())
@@ -409,6 +450,10 @@ class StdDev(Accumulator):
         f = as_float(v)
         self.n += 1
         self.values.append(f)
+
+    def merge(self, later: StdDev) -> None:
+        self.n += later.n
+        self.values.extend(later.values)
 
     def remove(self, v):
         if num_kind(v) is None:
@@ -539,6 +584,9 @@ class MergeObjects(Accumulator):
                                     f"{type_name(v)}")
         self.value.update(v)
 
+    def merge(self, later: MergeObjects) -> None:
+        self.value.update(later.value)
+
     def result(self):
         return dict(self.value)
 
@@ -583,6 +631,17 @@ class _KeepsBestN(Accumulator):
 
     def memory(self) -> int:
         return self.bytes
+
+    def merge(self, later: _KeepsBestN) -> None:
+        """Offer ``later``'s kept values in their arrival order: what it dropped, this would have too."""
+        arrivals = []
+        for rank, size, value in later.kept:
+            key, seq = rank.key if type(rank) is Descending else (rank[0], -rank[1])
+            arrivals.append((seq, key, size, value))
+        arrivals.sort(key=_first)
+        for _seq, key, size, value in arrivals:
+            if self._wanted(key):
+                self._keep(self._rank(key), value, size)
 
     def _in_order(self, descending: bool = False) -> list:
         """The values kept, by rank (best first for ascending ranks; ``descending``: greatest first)."""
@@ -651,6 +710,9 @@ class FirstLastN(Accumulator):
         for v in values:
             self.process(v)
 
+    def merge(self, later: FirstLastN) -> None:
+        self.process_many(list(later.values))  # (each already null for missing)
+
     def memory(self) -> int:
         return self.bytes
 
@@ -696,6 +758,9 @@ class Percentile(Accumulator):
             f = as_float(v)
             if not math.isnan(f):
                 self.values.append(f)
+
+    def merge(self, later: Percentile) -> None:
+        self.values.extend(later.values)
 
     def result(self):
         if not self.values:

@@ -365,7 +365,7 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
     """``{$accumulator: {init, initArgs, accumulate, accumulateArgs, merge, finalize, lang: "js"}}``
     (mongod's AccumulatorJs: codes and messages). Fed ``(initArgs, accumulateArgs)`` per document: the
     group's first ``initArgs`` starts the state; accumulate calls are batched into one JavaScript loop
-    (``JsAccumulator``). ``merge`` is checked but never needed (one node, no spilling groups)."""
+    (``JsAccumulator``). ``merge`` joins two partial states of a group when a ``$group`` spilled."""
     if not isinstance(arg, dict):
         raise MongoError(4544703, f"$accumulator expects an object as an argument; found: {type_name(arg)}")
     sources: dict[str, str] = {}
@@ -399,8 +399,9 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
         " for (var i = 0; i < pending.length; ++i) {"
         " state = __accumulate(state, ...pending[i]); } return state; }")  # (spread: no user-visible apply)
     finalize = javascript.JsFunction(sources["finalize"]) if sources.get("finalize") else None
+    merge = javascript.JsFunction(sources["merge"])
     return AccumulatorSpec("$accumulator", lambda doc, vars: (init_fn, acc_fn, doc, vars),
-                           lambda: JsAccumulator(init, loop, finalize), arg)
+                           lambda: JsAccumulator(init, loop, finalize, merge), arg)
 
 
 # mongod's BSONObjMaxInternalSize: a value JavaScript hands back becomes BSON, which must fit in it.
@@ -435,8 +436,8 @@ class JsAccumulator(Accumulator):
     BATCH = 1024
     BATCH_BYTES = 1024 * 1024
 
-    def __init__(self, init: Any, loop: Any, finalize: Any):
-        self.init, self.loop, self.finalize = init, loop, finalize
+    def __init__(self, init: Any, loop: Any, finalize: Any, merge: Any):
+        self.init, self.loop, self.finalize, self.merge_fn = init, loop, finalize, merge
         self.started = False
         self.state: Any = None
         self.state_size = 0
@@ -469,6 +470,16 @@ class JsAccumulator(Accumulator):
         if self.pending:
             pending, self.pending, self.pending_size = self.pending, [], 0
             self.state, self.state_size = _checked_js_state(self.loop.call([self.state, pending]))
+
+    def merge(self, later: JsAccumulator) -> None:
+        """mongod's AccumulatorJs merging: ``merge(state, laterState)`` gives the state."""
+        self._reduce()
+        later._reduce()
+        if not self.started:
+            self.started, self.state, self.state_size = later.started, later.state, later.state_size
+        elif later.started:
+            javascript.require_enabled()
+            self.state, self.state_size = _checked_js_state(self.merge_fn.call([self.state, later.state]))
 
     def result(self) -> Any:
         self._reduce()

@@ -11,8 +11,8 @@
 - Blocking stages (``$group``, ``$sort``, ``$bucketAuto``, ``$setWindowFields``) account what they buffer
   against ``PipelineContext.memory_limit`` (100 MB; ``$group``: ``group_memory_limit``, its own server
   parameter): without ``allowDiskUse`` -> 292; with it ``$sort``
-  spills to disk (``spill.py``), while ``$group`` and ``$bucketAuto``, which Tidemark cannot spill,
-  answer 146 ExceededMemoryLimit and ``$setWindowFields`` 5414201 (mongod's code: it has no spilling
+  and ``$group`` spill to disk (``spill.py``, ``stage_group``), while ``$bucketAuto``, which Tidemark
+  cannot spill, answers 146 ExceededMemoryLimit and ``$setWindowFields`` 5414201 (mongod's code: it has no spilling
   for them either in this case).
 """
 

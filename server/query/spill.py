@@ -1,4 +1,4 @@
-"""External merge sort: how ``$sort`` (and a find's sort) honours ``allowDiskUse`` past its memory limit.
+"""Spilling to disk. External merge sort: how ``$sort`` (and a find's sort) honours ``allowDiskUse`` past its memory limit.
 
 ``sort_documents`` buffers up to the memory limit; with ``allowDiskUse`` it then writes the buffer,
 sorted, as a *run* of BSON documents to an anonymous file in ``SPILL_DIR`` (the server sets it to
@@ -37,12 +37,17 @@ def configure(directory: str) -> None:
     SPILL_DIR = directory
 
 
+def new_file() -> IO[bytes]:
+    """An anonymous temporary file in ``SPILL_DIR`` (unlinked already: a crash leaves nothing)."""
+    if SPILL_DIR is not None:
+        os.makedirs(SPILL_DIR, mode=0o700, exist_ok=True)
+    return tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - the caller owns it
+
+
 def write_run(docs: Iterable[dict], meta: DocMeta | None = None) -> IO[bytes]:
     """Write ``docs`` (already sorted) to an anonymous temporary file; returns it rewound. With the
     read's ``meta``, each document's metadata goes with it (read back by ``merge`` given the same)."""
-    if SPILL_DIR is not None:
-        os.makedirs(SPILL_DIR, mode=0o700, exist_ok=True)
-    run = tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - owned by the merge below
+    run = new_file()
     try:
         for doc in docs:
             tick()

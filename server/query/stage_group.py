@@ -5,7 +5,15 @@ equal value share a group whatever their BSON type (1, 1.0, Int64(1), Decimal128
 missing share one, and the first ``_id`` value seen is the one reported. Groups are emitted in
 first-seen order. The buffered state is estimated and capped at the context's ``group_memory_limit``
 (internalDocumentSourceGroupMaxMemoryBytes, 100 MB): past it, 292 QueryExceededMemoryLimitNoDiskUseAllowed
-without allowDiskUse, 146 with it (Tidemark cannot spill a $group). As mongod's DocumentSourceGroup,
+without allowDiskUse; with it the groups *spill*, as mongod's DocumentSourceGroup::spill does: every
+group's partial state (its ``_id`` and accumulators) goes to an anonymous file in ``spill.SPILL_DIR``,
+partitioned by the hash of its group key, and grouping goes on in memory from nothing. At the end the
+partitions are read back one at a time (every generation's part of a partition, then the rest in
+memory as the last one): a group met in several generations has its states merged in input order
+(``Accumulator.merge``), so results are those of one pass; only their order differs (partition by
+partition: mongod's spilled $group too emits in its own order, its sorted keys'). A partition holds
+about 1/``_PARTITIONS`` of the spilled state, which is what reading it back keeps in memory. As
+mongod's DocumentSourceGroup,
 the state counted is each group's key and what each accumulator keeps (``Accumulator.memory()``, the
 one rule: every value a $push keeps, the one a $first/$last/$min/$max keeps, the at most n an N
 accumulator keeps...), taken after each chunk a group's accumulator is fed; an accumulator of fixed
@@ -20,20 +28,25 @@ integers (denormals included), in decimal for decimals.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+import pickle
+import types
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal, localcontext
-from typing import Any
+from typing import IO, Any
 
 from bson.decimal128 import Decimal128, create_decimal128_context
 
 from tidemark.protocol.errors import MongoError
+from tidemark.query import spill
 from tidemark.query.accumulators import parse_accumulator
 from tidemark.query.collation import compare_for, sort_key_for
 from tidemark.query.expr_base import as_float, int32_arg, num_kind, type_name
 from tidemark.query.expressions import compile_expression
 from tidemark.query.interrupt import tick
+from tidemark.query.javascript import JsFunction
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.memory import stage_limit_error
 from tidemark.query.pipeline import PipelineContext, Stage
@@ -43,6 +56,10 @@ from tidemark.query.values import MISSING, canonical_type_order, compare, sort_k
 
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
+_PARTITIONS = 64  # a spilled $group reads its groups back a partition (of the key hashes) at a time
+# what partial states hold that is code, not data (compiled expressions, collation methods, JavaScript
+# functions): pickled as a reference to the object itself, which the stage keeps
+_SHARED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, JsFunction)
 
 
 def group_key(v: Any) -> Any:
@@ -115,14 +132,43 @@ def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), col
     return out
 
 
-class _Groups:
-    """Accumulates documents into groups; ``results()`` yields the output documents."""
+class _StatePickler(pickle.Pickler):
+    """Writes partial states; what ``_SHARED`` matches is written as a reference into ``shared``."""
 
-    def __init__(self, id_fn, fields, ctx: PipelineContext):
+    def __init__(self, file: IO[bytes], shared: dict[int, Any]):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.shared = shared
+
+    def persistent_id(self, obj: Any) -> Any:
+        if isinstance(obj, _SHARED):
+            self.shared[id(obj)] = obj
+            return id(obj)
+        return None
+
+
+class _StateUnpickler(pickle.Unpickler):
+    def __init__(self, file: IO[bytes], shared: dict[int, Any]):
+        super().__init__(file)
+        self.shared = shared
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self.shared[pid]
+
+
+class _Groups:
+    """Accumulates documents into groups; ``results()`` yields the output documents. Past the memory
+    limit with allowDiskUse the groups spill (see the module); ``on_spill`` is told when they have
+    (a caller holding accumulators of ``groups`` drops them)."""
+
+    def __init__(self, id_fn, fields, ctx: PipelineContext, on_spill: Callable[[], None] | None = None):
         self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
         self.groups: dict[Any, tuple[Any, list[Any]]] = {}  # group key -> (_id, accumulators)
         self.used = 0
         self.collated_key = None if ctx.collation is None else group_key_for(ctx.collation)
+        self.on_spill = on_spill
+        # per spilled generation: its file and where each partition starts in it
+        self.spilled: list[tuple[IO[bytes], list[int]]] = []
+        self._shared: dict[int, Any] = {}
 
     _CHUNK = 1024
 
@@ -141,8 +187,10 @@ class _Groups:
         variables = self.ctx.variables
         groups = self.groups
         id_fn = self.id_fn
-        # past the limit: 292, or 146 with allowDiskUse ($group does not spill)
+        # past the limit: 292, or with allowDiskUse a spill once the chunk is in (its groups are in
+        # ``members``, so they must not leave memory before it ends)
         limit = self.ctx.group_memory_limit
+        spills = self.ctx.allow_disk_use
         members: dict = {}
         tick(len(chunk))
         collated_key = self.collated_key
@@ -160,8 +208,8 @@ class _Groups:
                     entry = groups[key] = (idv, [spec.new() if spec.new_for is None else spec.new_for(idv)
                                                  for _, spec in self.fields])
                     self.used += _GROUP_OVERHEAD + _approx_size(idv)
-                    if self.used > limit:
-                        raise _memory_error(limit, self.ctx.allow_disk_use)
+                    if self.used > limit and not spills:
+                        raise _memory_error(limit)
                 m = members[key] = (entry[1], [])
             m[1].append(doc)
         used = self.used
@@ -179,18 +227,70 @@ class _Groups:
                     used += acc.memory() - before
                 else:
                     acc.process_many(values)
-            if used > limit:
+            if used > limit and not spills:
                 self.used = used
-                raise _memory_error(limit, self.ctx.allow_disk_use)
+                raise _memory_error(limit)
         self.used = used
+        if used > limit:
+            self.spill()
+
+    def spill(self) -> None:
+        """Write every group's partial state to a new generation file, partitioned by key hash, and
+        start again from no group (a group's key hash is its group key's: equal keys, equal hashes)."""
+        parts: list[list[tuple[Any, tuple[Any, list[Any]]]]] = [[] for _ in range(_PARTITIONS)]
+        for key, entry in self.groups.items():
+            parts[hash(key) % _PARTITIONS].append((key, entry))
+        file = spill.new_file()
+        offsets = []
+        try:
+            pickler = _StatePickler(file, self._shared)
+            for part in parts:
+                tick(len(part))
+                offsets.append(file.tell())
+                pickler.clear_memo()  # (each partition is read back on its own)
+                pickler.dump(part)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            file.close()  # a state that cannot be written (none known): the stage's limit stands
+            raise _memory_error(self.ctx.group_memory_limit, True) from None
+        except BaseException:  # an interruption (killOp, maxTimeMS) too
+            file.close()
+            raise
+        self.spilled.append((file, offsets))
+        self.groups, self.used = {}, 0
+        if self.on_spill is not None:
+            self.on_spill()
 
     def results(self) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]
-        for idv, accs in self.groups.values():
+        for idv, accs in self._merged() if self.spilled else self.groups.values():
             out = {"_id": None if idv is MISSING else idv}
             for name, acc in zip(names, accs, strict=True):
                 out[name] = acc.result()
             yield out
+
+    def _merged(self) -> Iterator[tuple[Any, list[Any]]]:
+        """The groups of every spilled generation and of memory, a partition at a time, each group's
+        states merged in generation (input) order; the first ``_id`` met is the group's."""
+        if self.groups:
+            self.spill()  # the rest: the last generation
+        try:
+            for p in range(_PARTITIONS):
+                merged: dict[Any, tuple[Any, list[Any]]] = {}
+                for file, offsets in self.spilled:
+                    file.seek(offsets[p])
+                    part = _StateUnpickler(file, self._shared).load()
+                    tick(len(part))
+                    for key, entry in part:
+                        earlier = merged.get(key)
+                        if earlier is None:
+                            merged[key] = entry
+                        else:
+                            for acc, later in zip(earlier[1], entry[1], strict=True):
+                                acc.merge(later)
+                yield from merged.values()
+        finally:
+            for file, _ in self.spilled:
+                file.close()
 
 
 def _memory_error(limit: int, allow_disk_use: bool = False) -> MongoError:

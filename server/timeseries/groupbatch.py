@@ -243,7 +243,8 @@ class _Batch:
     @cached_property
     def groups(self) -> _Groups:
         """The generic groups (made when first needed: most batches stay NumPy totals)."""
-        return _Groups(self.group.id_fn, self.group.fields, self.ctx)
+        # (a spill takes the groups out of memory: the accumulators remembered by token go with them)
+        return _Groups(self.group.id_fn, self.group.fields, self.ctx, on_spill=lambda: self._accumulators.clear())
 
     def materialize(self) -> None:
         """From here on, groups are generic accumulators (fed with the totals so far)."""
