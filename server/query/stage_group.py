@@ -32,7 +32,9 @@ import functools
 import itertools
 import math
 import pickle
+import threading
 import types
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal, localcontext
 from typing import IO, Any
@@ -57,9 +59,12 @@ from tidemark.query.values import MISSING, canonical_type_order, compare, sort_k
 _NAN_KEY = ("NaN",)
 _GROUP_OVERHEAD = 200  # bytes charged per group for its key and accumulator objects
 _PARTITIONS = 64  # a spilled $group reads its groups back a partition (of the key hashes) at a time
-# what partial states hold that is code, not data (compiled expressions, collation methods, JavaScript
-# functions): pickled as a reference to the object itself, which the stage keeps
+# What partial states hold that is code, not data (compiled expressions, collation methods, JavaScript
+# functions): a spilled state names each by a key into ``_SHARED_OBJECTS``, which holds it while a $group
+# that wrote it may read it back (``_release``, when that $group is gone).
 _SHARED = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial, JsFunction)
+_SHARED_OBJECTS: dict[int, list[Any]] = {}  # id(object) -> [object, how many $groups hold it]
+_SHARED_LOCK = threading.Lock()  # (spills run on the worker threads)
 
 
 def group_key(v: Any) -> Any:
@@ -132,27 +137,36 @@ def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), col
     return out
 
 
+def _shared_object(key: int) -> Any:
+    return _SHARED_OBJECTS[key][0]
+
+
+def _release(keys: set[int]) -> None:
+    with _SHARED_LOCK:
+        for key in keys:
+            entry = _SHARED_OBJECTS[key]
+            entry[1] -= 1
+            if not entry[1]:
+                del _SHARED_OBJECTS[key]
+
+
 class _StatePickler(pickle.Pickler):
-    """Writes partial states; what ``_SHARED`` matches is written as a reference into ``shared``."""
+    """Writes partial states; what ``_SHARED`` matches as ``_shared_object(key)`` (``held``: the keys the
+    $group holds). ``reducer_override`` is not asked of plain data (ints, strings, lists, dicts...)."""
 
-    def __init__(self, file: IO[bytes], shared: dict[int, Any]):
+    def __init__(self, file: IO[bytes], held: set[int]):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
+        self.held = held
 
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, _SHARED):
-            self.shared[id(obj)] = obj
-            return id(obj)
-        return None
-
-
-class _StateUnpickler(pickle.Unpickler):
-    def __init__(self, file: IO[bytes], shared: dict[int, Any]):
-        super().__init__(file)
-        self.shared = shared
-
-    def persistent_load(self, pid: Any) -> Any:
-        return self.shared[pid]
+    def reducer_override(self, obj: Any) -> Any:
+        if obj is _shared_object or not isinstance(obj, _SHARED):
+            return NotImplemented
+        key = id(obj)
+        if key not in self.held:
+            with _SHARED_LOCK:
+                _SHARED_OBJECTS.setdefault(key, [obj, 0])[1] += 1
+            self.held.add(key)
+        return _shared_object, (key,)
 
 
 class _Groups:
@@ -168,7 +182,7 @@ class _Groups:
         self.on_spill = on_spill
         # per spilled generation: its file and where each partition starts in it
         self.spilled: list[tuple[IO[bytes], list[int]]] = []
-        self._shared: dict[int, Any] = {}
+        self._held: set[int] = set()  # keys of ``_SHARED_OBJECTS`` its spilled states name
 
     _CHUNK = 1024
 
@@ -240,10 +254,12 @@ class _Groups:
         parts: list[list[tuple[Any, tuple[Any, list[Any]]]]] = [[] for _ in range(_PARTITIONS)]
         for key, entry in self.groups.items():
             parts[hash(key) % _PARTITIONS].append((key, entry))
+        if not self.spilled:  # (released when these groups are gone, read back or not)
+            weakref.finalize(self, _release, self._held)
         file = spill.new_file()
         offsets = []
         try:
-            pickler = _StatePickler(file, self._shared)
+            pickler = _StatePickler(file, self._held)
             for part in parts:
                 tick(len(part))
                 offsets.append(file.tell())
@@ -278,7 +294,7 @@ class _Groups:
                 merged: dict[Any, tuple[Any, list[Any]]] = {}
                 for file, offsets in self.spilled:
                     file.seek(offsets[p])
-                    part = _StateUnpickler(file, self._shared).load()
+                    part = pickle.load(file)
                     tick(len(part))
                     for key, entry in part:
                         earlier = merged.get(key)
