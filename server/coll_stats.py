@@ -50,7 +50,7 @@ def empty_stats(scale: int) -> dict:
 
 
 def coll_stats_document(server: ServerState, db: str, coll: str, spec: dict) -> dict:
-    """One `$collStats` output document (storageStats / count sections as requested)."""
+    """One `$collStats` output document (storageStats / count / queryExecStats sections as requested)."""
     ns = C.ns_of(db, coll)
     out: dict = {"ns": ns, "host": server.host,
                  "localTime": datetime.datetime.now(datetime.UTC).replace(tzinfo=None)}
@@ -71,6 +71,10 @@ def coll_stats_document(server: ServerState, db: str, coll: str, spec: dict) -> 
             if missing:
                 raise _not_found("count", ns)
             out["count"] = Int64(r.count(info) + unstored[0]) if info else Int64(0)
+        if "queryExecStats" in spec:
+            if missing:
+                raise _not_found("queryExecStats", ns)
+            out["queryExecStats"] = server.index_usage.query_exec_stats(info)
     return out
 
 

@@ -15,6 +15,7 @@ nothing (storage README, "LMDB discipline").
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import itertools
 import sys
@@ -33,7 +34,7 @@ from tidemark.context import ServerState
 from tidemark.core import capped, namespace
 from tidemark.core import collection as C
 from tidemark.core.clustered import cluster_info
-from tidemark.index_usage import plan_index_names
+from tidemark.index_usage import not_counted
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import clustered_range, docmeta, expr_optimize, interrupt
@@ -308,10 +309,12 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         pipeline_mod.check_shape(whole)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
-        docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
-                                                      collation=coll, buckets_info=resolved.buckets_info,
-                                                      raw=raw_ok,
-                                                      sort_memory=(_stage_memory_limit(server), allow_disk_use))
+        # ($collStats... make their own documents: no scan of the buckets is counted)
+        with not_counted() if pipeline_mod.starts_with_source(full) else contextlib.nullcontext():
+            docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
+                                                          collation=coll, buckets_info=resolved.buckets_info,
+                                                          raw=raw_ok,
+                                                          sort_memory=(_stage_memory_limit(server), allow_disk_use))
         remaining = list(remaining)
         out = docs
         if remaining:
@@ -342,7 +345,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
     elif full and isinstance(full[0], dict) and "$geoNear" in full[0]:
         plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats,
                                                      collation=coll)
-        server.index_usage.record(info, plan_index_names(plan))
+        server.index_usage.record_plan(info, plan)
         source = interrupt.checked(source)
         full = full[1:]
     else:
@@ -357,7 +360,8 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll, cluster=cluster_info(info), id_lookup=True)
         plan.meta = meta
-        server.index_usage.record(info, plan_index_names(plan))
+        if not pipeline_mod.starts_with_source(full):  # ($collStats... read no document of it)
+            server.index_usage.record_plan(info, plan)
         source = interrupt.checked(C.plan_docs(engine, info, plan, stats=stats))
         if plan.provides_sort and sort is not None:
             # the index yields the $sort order already: drop the stage (a stable re-sort is wasted work),
@@ -850,7 +854,7 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
                                        cluster=cluster_info(info), id_lookup=spec.id_lookup)
         plan.meta = spec.meta
         plan.resume_after = resume_after
-        server.index_usage.record(info, plan_index_names(plan))
+        server.index_usage.record_plan(info, plan)
         # Nothing looks inside the documents: hand the stored bytes to the cursor untouched.
         passthrough = raw_ok and spec.match is None and not spec.sort and spec.project is None
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))

@@ -1,8 +1,13 @@
-"""Index usage counters: what ``$indexStats`` reports as ``accesses: {ops, since}``.
+"""Index usage counters: what ``$indexStats`` reports as ``accesses: {ops, since}``, and the collection
+scans ``$collStats``' ``queryExecStats`` reports as ``collectionScans: {total, nonTailable}``.
 
 Like mongod's per-collection index usage tracker, the counters live in memory only (a restart starts
-them again) and count *operations*: a read whose chosen plan scans an index adds one to that index
-(an ``$or`` plan to each index it unions), however many keys it reads; explain does not count.
+them again) and count *operations*: a read, or an update, delete or findAndModify statement, whose
+chosen plan scans an index adds one to that index (an ``$or`` plan to each index it unions), however
+many keys it reads, and one whose plan scans the collection adds one collection scan (``nonTailable``
+too unless it is a tailable find). mongod records both from one place at the end of an operation
+(``CollectionQueryInfo::notifyOfQuery``, fed by the plan's summary): here :meth:`IndexUsage.record_plan`,
+called where a plan is chosen (a write's once its transaction committed); explain does not count.
 
 An entry belongs to one index *definition*: it is keyed by the index's storage ident (unique for
 the life of the data files, so a dropped and re-created index starts again at 0) and by its public
@@ -41,25 +46,28 @@ def not_counted() -> Iterator[None]:
         _explaining.reset(token)
 
 
+# One operation's use of a collection: (CollectionInfo, index names it scans, collection scans, of which
+# not tailable).
+_Use = tuple[Any, tuple[str, ...], int, int]
+
 # Set while a read runs inline on the event loop (tidemark.context.CommandContext.run_read): its
 # accesses are held and counted when the run is kept, dropped when it moves to the pool and runs again
 # there (which counts them then): one read, one access, wherever it ran.
-_held: contextvars.ContextVar[list[tuple[Any, tuple[str, ...]]] | None] = contextvars.ContextVar(
-    "held_accesses", default=None)
+_held: contextvars.ContextVar[list[_Use] | None] = contextvars.ContextVar("held_accesses", default=None)
 
 
 @contextlib.contextmanager
-def held(usage: IndexUsage) -> Iterator[list[tuple[Any, tuple[str, ...]]]]:
+def held(usage: IndexUsage) -> Iterator[list[_Use]]:
     """Reads inside this block hold their accesses; at its end they are counted — unless the caller
     emptied the list it yields (a run to be made again)."""
-    pending: list[tuple[Any, tuple[str, ...]]] = []
+    pending: list[_Use] = []
     token = _held.set(pending)
     try:
         yield pending
     finally:
         _held.reset(token)
-        for info, names in pending:
-            usage.record(info, names)
+        for use in pending:
+            usage._count(*use)
 
 
 # (catalog value, index name) -> the access-count key: encoded once per catalog version, not per read
@@ -80,16 +88,42 @@ class IndexUsage:
         self._lock = threading.Lock()
         # ns -> (index ident, definition) -> [ops, since]
         self._entries: dict[str, dict[tuple[str, bytes], list[Any]]] = {}
+        # collection UUID -> [collection scans, of which not tailable]: the counters belong to the
+        # collection (mongod's decoration of it), so a rename keeps them and a re-created one starts at 0
+        self._scans: dict[Any, list[int]] = {}
 
     def record(self, info: Any, index_names: Iterable[str]) -> None:
         """One access to each named index of ``info`` (a storage CollectionInfo), unless explaining."""
+        self._count(info, tuple(index_names), 0, 0)
+
+    def record_plan(self, info: Any, plan: Any, *, tailable: bool = False) -> None:
+        """The plan (``access_path.Plan``) one read or write statement of ``info`` ran: an access to
+        each index it scans, or a collection scan (mongod's PlanSummaryStats: a COLLSCAN stage, the
+        bounded scan of a clustered collection included; an EOF plan of a missing collection is none)."""
+        scans = 1 if plan is not None and plan.kind == "COLLSCAN" else 0
+        self._count(info, tuple(plan_index_names(plan)), scans, 0 if tailable else scans)
+
+    def query_exec_stats(self, info: Any) -> dict[str, Any]:
+        """``$collStats``' queryExecStats section for ``info`` (None: a view, which scans nothing): the
+        collection scans since the server started, as longs (mongod's appendQueryExecStats)."""
+        with self._lock:
+            total, non_tailable = self._scans.get(info.uuid, (0, 0)) if info is not None else (0, 0)
+        return {"collectionScans": {"total": Int64(total), "nonTailable": Int64(non_tailable)}}
+
+    def _count(self, info: Any, index_names: tuple[str, ...], scans: int, non_tailable: int) -> None:
         if _explaining.get():
             return
         pending = _held.get()
         if pending is not None:
-            pending.append((info, tuple(index_names)))
+            pending.append((info, index_names, scans, non_tailable))
             return
         with self._lock:
+            if scans:
+                counts = self._scans.setdefault(info.uuid, [0, 0])
+                counts[0] += scans
+                counts[1] += non_tailable
+            if not index_names:
+                return
             entries = self._entries.setdefault(info.ns, {})
             for name in index_names:
                 key = self._key(info, name)

@@ -29,6 +29,7 @@ from bson.int64 import Int64
 from tidemark.core.collection import position_lost
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.access_path import Plan
 
 CHUNK = 256
 
@@ -171,12 +172,16 @@ class TailingScan:
         return bool(self._buffer)
 
 
-def open_tail(engine, spec, db: str, *, record_ids: bool = False,
+_TAIL_SCAN = Plan("COLLSCAN")  # a tailable find's plan: a scan of the capped collection
+
+
+def open_tail(engine, usage, spec, db: str, *, record_ids: bool = False,
               shape: Callable[[dict], Any] | None = None) -> TailingScan | None:
     """The tail a tailable find reads (thread pool), or None when there is nothing to tail: no such
     collection, or an empty one (mongod keeps no tailable cursor on an empty collection, SERVER-13955).
-    2 BadValue on a collection that is not capped, as mongod. ``record_ids`` / ``shape``: as
-    :class:`TailingScan`."""
+    2 BadValue on a collection that is not capped, as mongod. ``usage``: the server's IndexUsage, which
+    counts the find as a tailable collection scan (empty or not: mongod's plan is one). ``record_ids`` /
+    ``shape``: as :class:`TailingScan`."""
     ns = f"{db}.{spec.name}"
     with engine.read() as r:
         info = r.get_collection(ns)
@@ -184,6 +189,7 @@ def open_tail(engine, spec, db: str, *, record_ids: bool = False,
             return None
         if not (info.options or {}).get("capped"):
             raise MongoError(ErrorCode.BadValue, "error processing query: tailable cursor requested on non capped collection")
+        usage.record_plan(info, _TAIL_SCAN, tailable=True)
         if r.count(info) == 0:
             return None
     return TailingScan(engine, ns, info.uuid, match=spec.match, project=spec.project, skip=spec.skip,

@@ -105,6 +105,9 @@ class Slice:
     errors: list[dict] = field(default_factory=list)
     upserted: list[dict] = field(default_factory=list)
     facts: dict[int, ReadFacts] = field(default_factory=dict)  # statement index -> what it did here
+    # (collection, plan) of each statement that started here and ran without error: counted as its
+    # index access / collection scan (IndexUsage.record_plan) once the slice committed
+    plans: list[tuple[Any, Plan]] = field(default_factory=list)
 
 
 class Statements:
@@ -145,6 +148,8 @@ class Statements:
                                              resume=resumed, seen=seen if resumed else set(), fresh=fresh,
                                              budget=budget, facts=facts)
                 self.apply(w, coll, i, st, matches, out)
+                if resumed is None and coll is not None and facts.plan is not None:
+                    out.plans.append((coll, facts.plan))
                 if more is not None:  # the statement goes on in the next slice
                     out.next_index, out.resume, out.fresh = i, more, fresh
                     return out
@@ -193,6 +198,8 @@ class Statements:
         while True:
             part = await write(ctx, functools.partial(self.step, index=index, resume=resume, seen=seen))
             self._add_facts(part)
+            for info, plan in part.plans:
+                ctx.server.index_usage.record_plan(info, plan)
             total.n += part.n
             total.modified += part.modified
             total.errors += part.errors

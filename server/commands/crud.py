@@ -759,6 +759,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     # examined, and the write counters. Made afresh by each run of the writer function (the engine may
     # run it again), so nothing is counted twice; set on ctx.facts whether the write succeeded or not.
     ran: list[ReadFacts] = []
+    planned: list[Any] = []  # the collection the kept run planned on (its index access / scan)
 
     def fn(w):
         facts = ReadFacts(stats={"keys": 0, "docs": 0}, origin=cmd, writes={})
@@ -766,6 +767,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         writes = facts.writes
         assert writes is not None
         coll = w.get_collection(ns)
+        planned[:] = [coll]
         if coll is None:
             facts.plan = _EOF_PLAN  # mongod plans nothing over a missing collection
         matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
@@ -805,6 +807,8 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     finally:
         if ran:
             ctx.facts = ran[0]
+    if planned[0] is not None:  # (mongod counts a findAndModify that succeeded)
+        ctx.server.index_usage.record_plan(planned[0], ran[0].plan)
     if "upserted" in last:
         ctx.server.tailing.notify(ns)
     if value is not None and proj is not None:

@@ -43,7 +43,7 @@ async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict, *, record
     if is_view():  # a find on a view runs as an aggregate, which cannot carry a tailable cursor (168)
         raise MongoError(ErrorCode.InvalidPipelineOperator,
                          spec.view_refusal or "Tailable cursors are not supported in aggregation.")
-    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, spec, ctx.db, record_ids=record_ids,
+    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, ctx.server.index_usage, spec, ctx.db, record_ids=record_ids,
                                   shape=shape)
     if tail is None:
         return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}

@@ -138,6 +138,13 @@ _NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$planCacheStats", "$sh
 _ATLAS_ONLY = ("$search", "$searchMeta", "$vectorSearch", "$listSearchIndexes")
 
 
+def starts_with_source(pipeline: Any) -> bool:
+    """Whether the pipeline's first stage makes its own documents (``$collStats``, ``$indexStats``,
+    ``$documents``...: mongod's initial sources), so that its read scans no collection."""
+    return bool(pipeline) and isinstance(pipeline[0], dict) and len(pipeline[0]) == 1 \
+        and next(iter(pipeline[0])) in _FIRST_ONLY
+
+
 def check_shape(pipeline: Any, implicit: int = 0) -> None:
     """The pipeline is an array of at most 1000 one-field objects (what code that looks at a pipeline
     before parsing it, like the time-series read planner, may rely on). ``implicit``: the stages mongod

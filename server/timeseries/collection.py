@@ -192,6 +192,13 @@ def coll_stats_stage_document(server: Any, db: str, name: str, spec: dict[str, A
         if options is None:  # dropped since the view was resolved
             raise MongoError(ErrorCode.NamespaceNotFound, f"ns does not exist: {buckets_ns(db, name)}")
         out["count"] = sum(measurements(doc, options.time_field) for doc in scan.bucket_documents(server, info.ns))
+    if "queryExecStats" in spec:  # the scans of the buckets collection (mongod asks it of the buckets namespace)
+        with server.engine.read() as r:
+            info = r.get_collection(buckets_ns(db, name))
+        if info is None:
+            raise MongoError(ErrorCode.NamespaceNotFound, "Unable to retrieve queryExecStats in $collStats stage :: "
+                                                          f"caused by :: Collection [{buckets_ns(db, name)}] not found.")
+        out["queryExecStats"] = server.index_usage.query_exec_stats(info)
     return out
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from tidemark.query import interrupt
 from tidemark.query import plan as planner
+from tidemark.query.access_path import Plan
 from tidemark.query.collation import parse_collation
 from tidemark.query.collation import same as same_collation
 from tidemark.query.index_bounds import FieldBounds, extract_bounds
@@ -386,20 +387,27 @@ class GroupableMeasurements:
                               self._column_filter, self._in_order, self._raw)
 
 
+_BUCKETS_SCAN = Plan("COLLSCAN")  # what an unindexed read of the buckets counts as
+
+
 def _index_plan(server: Any, ns: str, bfilter: BucketFilter, hint: Any = None, spec: Any = None,
                 info: Any = None) -> Any:
-    """The buckets index plan of the read (None: no index), counted as an access of that index."""
+    """The buckets index plan of the read (None: no index), counted as an access of that index — or,
+    with no index, as a scan of the buckets collection (``$collStats``' queryExecStats: mongod's plan
+    is a collection scan of the clustered buckets, bounded or not)."""
     hinted = hint is not None and hint != {} and hint != ""
     ixfilter = bfilter.index_filter()
     if ixfilter is None and not hinted:
+        if info is not None and info.ns == ns:
+            server.index_usage.record_plan(info, _BUCKETS_SCAN)
         return None
     if info is None or info.ns != ns:
         with server.engine.read() as r:
             info = r.get_collection(ns)
     indexes = info.indexes if info is not None else ()
     plan = _choose_index(indexes, bfilter, ixfilter, hint, spec.time_field, spec.meta_field)
-    if plan is not None and plan.index is not None:
-        server.index_usage.record(info, [plan.index["name"]])
+    if info is not None:
+        server.index_usage.record_plan(info, plan if plan is not None and plan.index is not None else _BUCKETS_SCAN)
     return plan
 
 
