@@ -348,6 +348,8 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
         return _percentile(name, arg, variables)
     if name == "$accumulator":
         return _js_accumulator(arg, collation)
+    if name == "$_internalJsReduce":
+        return _js_reduce(arg, collation)
     raise MongoError(15952, f"unknown group operator '{name}'")
 
 
@@ -402,6 +404,93 @@ def _js_accumulator(arg: Any, collation: Any) -> AccumulatorSpec:
     merge = javascript.JsFunction(sources["merge"])
     return AccumulatorSpec("$accumulator", lambda doc, vars: (init_fn, acc_fn, doc, vars),
                            lambda: JsAccumulator(init, loop, finalize, merge), arg)
+
+
+_JS_REDUCE = "$_internalJsReduce"
+
+
+def _js_reduce(arg: Any, collation: Any) -> AccumulatorSpec:
+    """``{$_internalJsReduce: {data: <expression>, eval: <function(key, values)>}}``, the reduce step of
+    mongod's mapReduce as a $group accumulator (AccumulatorInternalJsReduce; an internal name, so not
+    in ``ACCUMULATORS``: no window function, no expression). Codes and messages are mongod's."""
+    if not isinstance(arg, dict):
+        raise MongoError(31326, f"{_JS_REDUCE} requires a document argument, but found {type_name(arg)}")
+    source, data = "", None
+    for name, value in arg.items():
+        if name == "eval":
+            if not isinstance(value, str):  # (bson Code is a str subclass)
+                raise MongoError(31244, f"{_JS_REDUCE} requires the 'eval' argument to be of type string, or code "
+                                        f"but found {type_name(value)}")
+            source = str(value)
+        elif name == "data":
+            data = compile_expression(value, collation=collation)
+        else:
+            raise MongoError(31243, f"Invalid argument specified to {_JS_REDUCE}: {name}: {bson_repr(value)}")
+    if not source:
+        raise MongoError(31245, f"{_JS_REDUCE} requires 'eval' argument, recieved input: {bson_repr(arg)}")
+    if data is None:
+        raise MongoError(31349, f"{_JS_REDUCE} requires 'data' argument, recieved input: {bson_repr(arg)}")
+    reduce = javascript.JsFunction(source)
+    return AccumulatorSpec(_JS_REDUCE, data, lambda: JsReduce(reduce), arg)
+
+
+# mongod's BSONObjMaxUserSize: the reduce function's arguments are one BSON array of the values.
+_REDUCE_ARGS_LIMIT = 16 * 1024 * 1024
+
+
+class JsReduce(Accumulator):
+    """One ``$_internalJsReduce`` group: each input ``{k, v}`` (exactly those two fields, else 31251)
+    keeps its ``v`` (the key is the last ``k``); the result reduces them with ``reduce(key, values)``,
+    the last value first, as many as fit in 16 MB per call (31392 when not even two do), the partial
+    result going back in as the newest value, until one call took them all. A lone value is reduced
+    too (mongod's mrSingleReduceOptimizationEnabled is off); no input: null."""
+
+    sized = True
+
+    def __init__(self, reduce: Any):
+        self.reduce = reduce
+        self.key: Any = None
+        self.values: list[Any] = []
+        self.size = 0
+
+    def memory(self) -> int:
+        return self.size
+
+    def process(self, value: Any) -> None:
+        if value is MISSING:
+            return
+        if not isinstance(value, dict):
+            raise MongoError(31242, f"{_JS_REDUCE} requires a document argument, but found {type_name(value)}")
+        if len(value) != 2 or "k" not in value or "v" not in value:
+            raise MongoError(31251, f"{_JS_REDUCE} requires the 'data' argument to have a 'k' and 'v' field. "
+                                    f"Instead found{bson_repr(value)}")
+        javascript.require_enabled()
+        self.key = value["k"]
+        self.values.append(value["v"])
+        self.size += approx_size(value["v"], _REDUCE_ARGS_LIMIT + 1)
+
+    def result(self) -> Any:
+        values = self.values
+        if not values:
+            return None
+        key_size = approx_size(self.key, _REDUCE_ARGS_LIMIT + 1)
+        while True:
+            batch: list[Any] = []
+            size = key_size
+            left = len(values)
+            while left:
+                value_size = approx_size(values[left - 1], _REDUCE_ARGS_LIMIT + 1)
+                if size + value_size > _REDUCE_ARGS_LIMIT:
+                    if len(values) - left <= 1:
+                        raise MongoError(31392, "Value too large to reduce")
+                    break
+                batch.append(values[left - 1])
+                size += value_size
+                left -= 1
+            reduced = self.reduce.call([self.key, batch])
+            if not left:
+                return reduced
+            values = values[:left] + [reduced]
 
 
 # mongod's BSONObjMaxInternalSize: a value JavaScript hands back becomes BSON, which must fit in it.
