@@ -469,6 +469,12 @@ class JsReduce(Accumulator):
         self.values.append(value["v"])
         self.size += approx_size(value["v"], _REDUCE_ARGS_LIMIT + 1)
 
+    def merge(self, later: JsReduce) -> None:
+        if later.values:
+            self.key = later.key
+            self.values.extend(later.values)
+            self.size += later.size
+
     def result(self) -> Any:
         values = self.values
         if not values:

@@ -49,6 +49,8 @@ ACCUMULATORS = {
     "js": {"$accumulator": {"init": "function() { return []; }",
                             "accumulate": "function(s, i) { s.push(i); return s; }", "accumulateArgs": ["$i"],
                             "merge": "function(a, b) { return a.concat(b); }", "lang": "js"}},
+    "jsReduce": {"$_internalJsReduce": {"data": {"k": "$s", "v": "$i"},
+                                        "eval": "function(k, vs) { return vs.reduce((a, b) => a + b, 0); }"}},
 }
 
 KEYS = st.sampled_from([1, 1.0, Int64(1), Decimal128("1"), 2, -0.0, 0, "a", "b", None, "<missing>",
