@@ -28,6 +28,7 @@ from tidemark.commands import (
     auth,
     authz_merge,
     capped,
+    cluster,
     crud,
     cursors,
     databases,
@@ -72,7 +73,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped, gridfs,
-    profiling, replication, testing, operations, operator, oplog, metadata,
+    profiling, replication, cluster, testing, operations, operator, oplog, metadata,
     auth, users, roles, authz_merge,
 )
 

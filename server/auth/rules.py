@@ -614,6 +614,9 @@ RULES: dict[str, Rule | None] = {
     "reIndex": on_collection("reIndex"), "logRotate": on_cluster("logRotate"),
     "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
     "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
+    "setDefaultRWConcern": on_cluster("setDefaultRWConcern"),
+    "connPoolStats": on_cluster("connPoolStats"), "connPoolSync": on_cluster("connPoolSync"),
+    "shardingState": on_cluster("shardingState"),
     "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
     "abortTransaction": authenticated, "commitTransaction": authenticated,
     # users and roles

@@ -42,6 +42,9 @@ BUILTIN = [
 ]
 ROLES_USER_ADMIN = {"userAdmin", "dbOwner", "userAdminAnyDatabase", "restore", "root"}
 ROLES_USER_ADMIN_ANY = {"userAdminAnyDatabase", "restore", "root"}
+ROLES_MONITORING = {"clusterMonitor", "clusterAdmin", "root"}
+ROLES_HOST_MANAGER = {"hostManager", "clusterAdmin", "root"}
+ROLES_CLUSTER_MANAGER = {"clusterManager", "clusterAdmin", "root"}
 ROLES_WRITE_DB_ADMIN = {"readWrite", "readWriteAnyDatabase", "dbAdmin", "dbAdminAnyDatabase", "dbOwner", "root"}
 
 
@@ -180,6 +183,26 @@ ENTRIES = [
           (F, F, False, {"readWrite", "readWriteAnyDatabase", "dbOwner", "root"}),
           (S, S, False, {"readWriteAnyDatabase", "root"}), (F, S, False, {"readWriteAnyDatabase", "root"}),
           (F, F, True, {"dbOwner", "root"}), (F, S, True, {"root"}))),
+    # commands a standalone answers for the cluster (Tidemark had none of them: 59 CommandNotFound)
+    Entry("connPoolStats", lambda: SON([("connPoolStats", 1)]),
+          [Case(db, ROLES_MONITORING, [{"resource": {"cluster": True}, "actions": ["connPoolStats"]}])
+           for db in (F, S)], covers=("connPoolStats",)),
+    Entry("connPoolSync", lambda: SON([("connPoolSync", 1)]),
+          [Case(db, ROLES_HOST_MANAGER, [{"resource": {"cluster": True}, "actions": ["connPoolSync"]}])
+           for db in (F, S)], covers=("connPoolSync",)),
+    Entry("shardingState", lambda: SON([("shardingState", 1)]),
+          [Case(A, ROLES_MONITORING, [{"resource": {"cluster": True}, "actions": ["shardingState"]}]),
+           Case(F, set()), Case(S, set())], covers=("shardingState",)),
+    # refused on a standalone (51300) once authorized
+    Entry("getDefaultRWConcern", lambda: SON([("getDefaultRWConcern", 1)]),
+          [Case(A, ROLES_MONITORING | ROLES_CLUSTER_MANAGER,
+                [{"resource": {"cluster": True}, "actions": ["getDefaultRWConcern"]}], expect_fail=True),
+           Case(F, set()), Case(S, set())], covers=("getDefaultRWConcern",)),
+    Entry("setDefaultRWConcern",
+          lambda: SON([("setDefaultRWConcern", 1), ("defaultReadConcern", {"level": "local"})]),
+          [Case(A, ROLES_CLUSTER_MANAGER, [{"resource": {"cluster": True}, "actions": ["setDefaultRWConcern"]}],
+                expect_fail=True),
+           Case(F, set()), Case(S, set())], covers=("setDefaultRWConcern",)),
 ]
 
 

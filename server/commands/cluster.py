@@ -1,0 +1,91 @@
+"""What a standalone mongod 7.0 answers to the cluster-wide settings and the inter-server machinery it
+does not take part in: the default read/write concerns, the sharding state, the outgoing connection
+pools.
+
+- ``getDefaultRWConcern`` / ``setDefaultRWConcern``: parsed as mongod's IDL does (unknown field 40415,
+  a field of the wrong type 14), then refused with 51300 "'<name>' is not supported on standalone
+  nodes." (rwc_defaults_commands.cpp ``assertNotStandaloneOrShardServer``; jstests/hooks/
+  run_fuzzer_restore_settings.js expects 51300 from a standalone).
+- ``shardingState``: ``{enabled: false}`` (ShardingState::appendInfo stops there on a node that is no
+  shard).
+- ``connPoolStats``: a standalone connects to no other server, so every pool is empty: the counters
+  are 0 and ``pools``/``hosts``/``replicaSets`` are empty documents (conn_pool_stats.cpp and
+  ConnectionPoolStats::appendToBSON: a pool that never created a connection is not listed).
+- ``connPoolSync`` (``connpoolsync``): flushes those empty pools: nothing to do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bson.int64 import Int64
+
+from tidemark.arguments import check_fields, field
+from tidemark.context import CommandContext, CommandSpec
+from tidemark.protocol.errors import MongoError
+
+NOT_ON_STANDALONE = 51300  # mongod's code for a cluster-wide default asked of a standalone
+
+
+def _not_on_standalone(name: str) -> MongoError:
+    return MongoError(NOT_ON_STANDALONE, f"'{name}' is not supported on standalone nodes.")
+
+
+async def get_default_rw_concern(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    check_fields(cmd, "getDefaultRWConcern", {"inMemory"})
+    field(cmd, "getDefaultRWConcern", "inMemory", bool, "bool")
+    raise _not_on_standalone("getDefaultRWConcern")
+
+
+async def set_default_rw_concern(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    check_fields(cmd, "setDefaultRWConcern", {"defaultReadConcern", "defaultWriteConcern"})
+    for name in ("defaultReadConcern", "defaultWriteConcern"):
+        field(cmd, "setDefaultRWConcern", name, dict, "object")
+    raise _not_on_standalone("setDefaultRWConcern")
+
+
+async def sharding_state(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {"enabled": False}
+
+
+# ConnectionPoolStats' totals, in appendToBSON's order (featureFlagConnHealthMetrics is on in 7.0,
+# which adds totalWasNeverUsed).
+_POOL_TOTALS = ("totalInUse", "totalAvailable", "totalLeased", "totalCreated", "totalRefreshing",
+                "totalRefreshed", "totalWasNeverUsed")
+
+
+def _empty_wait_histogram() -> dict[str, Any]:
+    """The connection acquisition wait-time histogram with nothing recorded: 50 ms buckets from 0 to
+    1000 ms, below and above them open-ended (mongod's ConnectionWaitTimeHistogram)."""
+    edges = list(range(0, 1001, 50))
+    buckets = {"(-inf, 0ms)": {"count": Int64(0)}}
+    for low, high in zip(edges, edges[1:], strict=False):
+        buckets[f"[{low}ms, {high}ms)"] = {"count": Int64(0)}
+    buckets["[1000ms, inf)"] = {"count": Int64(0)}
+    return {**buckets, "totalCount": Int64(0)}
+
+
+async def conn_pool_stats(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    reply: dict[str, Any] = {"numClientConnections": 0, "numAScopedConnections": 0}
+    reply.update((name, Int64(0)) for name in _POOL_TOTALS)
+    reply["acquisitionWaitTimes"] = _empty_wait_histogram()
+    reply.update(pools={}, hosts={}, replicaSets={})
+    return reply
+
+
+async def conn_pool_sync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+COMMANDS = [
+    CommandSpec("connPoolStats", conn_pool_stats,
+                help="stats about connections between servers in a replica set or sharded cluster."),
+    CommandSpec("connPoolSync", conn_pool_sync, aliases=("connpoolsync",),
+                help="flush the outgoing connection pools (a standalone has none in use)"),
+    CommandSpec("getDefaultRWConcern", get_default_rw_concern, admin_only=True,
+                help="get the current read/write concern defaults being applied by this node"),
+    CommandSpec("setDefaultRWConcern", set_default_rw_concern, admin_only=True,
+                help="set the current read/write concern defaults (cluster-wide)"),
+    CommandSpec("shardingState", sharding_state, admin_only=True,
+                help="the node's sharding state (a standalone takes no part in sharding)"),
+]

@@ -1,0 +1,88 @@
+"""Commands a standalone mongod 7.0 answers about cluster-wide settings and the inter-server machinery
+it takes no part in (Tidemark answered each with 59 CommandNotFound):
+
+- getDefaultRWConcern / setDefaultRWConcern: arguments parsed as their IDL (40415 unknown field, 14 wrong
+  type), then 51300 "'<name>' is not supported on standalone nodes." (rwc_defaults_commands.cpp
+  assertNotStandaloneOrShardServer; jstests/hooks/run_fuzzer_restore_settings.js accepts 51300 from a
+  standalone; jstests/core/.../read_preference_metrics: getDefaultRWConcern "doesNotRunOnStandalone");
+  admin only (13 elsewhere);
+- shardingState: ``{enabled: false}`` (ShardingState::appendInfo on a node that is no shard);
+- connPoolStats: empty pools (no outgoing connection): zero totals, the empty acquisition-wait
+  histogram, ``pools``/``hosts``/``replicaSets`` empty (ConnectionPoolStats::appendToBSON);
+- connPoolSync (``connpoolsync``): ok.
+Privileges: tests/e2e/test_auth_commands_lib.py (commands_lib.js's cases).
+"""
+
+from __future__ import annotations
+
+import pytest
+from bson.int64 import Int64
+from bson.son import SON
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
+
+NOT_BOOL = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=3), st.none(),
+                     st.lists(st.integers(-9, 9), max_size=2), st.dictionaries(st.text("abc", max_size=2), st.integers(-9, 9), max_size=1))
+NOT_OBJECT = st.one_of(st.integers(-5, 5), st.booleans(), st.text(max_size=3), st.none(),
+                       st.lists(st.integers(-9, 9), max_size=2))
+
+
+def _fails(client, cmd, db="admin") -> OperationFailure:
+    with pytest.raises(OperationFailure) as info:
+        client[db].command(cmd)
+    return info.value
+
+
+@pytest.mark.commands("getDefaultRWConcern", "setDefaultRWConcern")
+@pytest.mark.parametrize("cmd", [
+    SON([("getDefaultRWConcern", 1)]), SON([("getDefaultRWConcern", 1), ("inMemory", True)]),
+    SON([("getDefaultRWConcern", 1), ("inMemory", False)]),
+    SON([("setDefaultRWConcern", 1), ("defaultReadConcern", {"level": "local"})]),
+    SON([("setDefaultRWConcern", 1), ("defaultWriteConcern", {"w": 1}), ("writeConcern", {"w": 1})]),
+    SON([("setDefaultRWConcern", 1)]),
+])
+def test_default_rw_concerns_are_refused_on_a_standalone(client, cmd):
+    name = next(iter(cmd))
+    error = _fails(client, cmd)
+    assert (error.code, error.details["errmsg"]) == (51300, f"'{name}' is not supported on standalone nodes.")
+    error = _fails(client, cmd, db="test")
+    assert (error.code, error.details["errmsg"]) == (13, f"{name} may only be run against the admin database.")
+
+
+@pytest.mark.commands("getDefaultRWConcern", "setDefaultRWConcern")
+@settings(max_examples=30, deadline=None)
+@given(in_memory=NOT_BOOL, read=NOT_OBJECT, write=NOT_OBJECT)
+def test_default_rw_concern_arguments_are_parsed_first(client, in_memory, read, write):
+    error = _fails(client, SON([("getDefaultRWConcern", 1), ("inMemory", in_memory)]))
+    assert error.code == 14 and "'getDefaultRWConcern.inMemory' is the wrong type" in error.details["errmsg"]
+    for name, value in (("defaultReadConcern", read), ("defaultWriteConcern", write)):
+        error = _fails(client, SON([("setDefaultRWConcern", 1), (name, value)]))
+        assert error.code == 14, error.details
+        assert f"'setDefaultRWConcern.{name}' is the wrong type" in error.details["errmsg"]
+    for name in ("getDefaultRWConcern", "setDefaultRWConcern"):
+        error = _fails(client, SON([(name, 1), ("bogus", 1)]))
+        assert (error.code, error.details["errmsg"]) == (40415, f"BSON field '{name}.bogus' is an unknown field.")
+
+
+@pytest.mark.commands("shardingState")
+def test_sharding_state_of_a_standalone_is_disabled(client):
+    assert client.admin.command("shardingState") == {"enabled": False, "ok": 1.0}
+    assert _fails(client, {"shardingState": 1}, db="test").code == 13
+
+
+@pytest.mark.commands("connPoolStats", "connPoolSync", "connpoolsync")
+@pytest.mark.parametrize("db", ["admin", "test"])
+def test_connection_pools_of_a_standalone_are_empty(client, db):
+    reply = client[db].command("connPoolStats")
+    assert list(reply) == [
+        "numClientConnections", "numAScopedConnections", "totalInUse", "totalAvailable", "totalLeased",
+        "totalCreated", "totalRefreshing", "totalRefreshed", "totalWasNeverUsed", "acquisitionWaitTimes",
+        "pools", "hosts", "replicaSets", "ok"]
+    assert all(reply[name] == 0 for name in list(reply)[:9])
+    histogram = reply["acquisitionWaitTimes"]
+    assert list(histogram)[:2] == ["(-inf, 0ms)", "[0ms, 50ms)"] and list(histogram)[-2:] == ["[1000ms, inf)", "totalCount"]
+    assert len(histogram) == 23 and all(v == {"count": Int64(0)} for k, v in histogram.items() if k != "totalCount")
+    assert (reply["pools"], reply["hosts"], reply["replicaSets"]) == ({}, {}, {})
+    for name in ("connPoolSync", "connpoolsync"):
+        assert client[db].command(name) == {"ok": 1.0}
