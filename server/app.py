@@ -24,6 +24,7 @@ from typing import Any
 
 from tidemark import fsync_lock, gc_policy, log, session_refresh, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
+from tidemark.commands import fcv
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
 from tidemark.core.collection import BUCKETS_PREFIX, system_js_globals
@@ -36,7 +37,7 @@ from tidemark.session_cache import SessionCache
 from tidemark.storage.errors import StorageError
 from tidemark.timeseries import hooks as timeseries_hooks
 
-LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, timeseries_hooks, ttl, session_refresh)
+LIFECYCLE_HOOKS: tuple[Any, ...] = (auth_lifecycle, fcv, timeseries_hooks, ttl, session_refresh)
 
 
 def _drop_temporary_collections(engine: Any) -> None:

@@ -34,6 +34,7 @@ from tidemark.commands import (
     databases,
     ddl,
     explain,
+    fcv,
     gridfs,
     handshake,
     indexes,
@@ -73,7 +74,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped, gridfs,
-    profiling, replication, cluster, testing, operations, operator, oplog, metadata,
+    profiling, replication, cluster, fcv, testing, operations, operator, oplog, metadata,
     auth, users, roles, authz_merge,
 )
 

@@ -257,7 +257,7 @@ SPECS: tuple[ParamSpec, ...] = (
         _read_only,
         False,
         False,
-        "feature compatibility version (fixed at 7.0)",
+        "feature compatibility version (setFeatureCompatibilityVersion sets it; kept in admin.system.version)",
     ),
     ParamSpec(
         "internalDocumentSourceGroupMaxMemoryBytes",
@@ -465,6 +465,11 @@ class ServerParams:
             self._values[name] = spec.parse(raw)
         except (ValueError, TypeError, MongoError) as exc:
             raise ValueError(f'Bad value for parameter "{name}": {exc}') from None
+
+    def assign(self, name: str, value: Any) -> None:
+        """Set a value the server itself maintains (``featureCompatibilityVersion``, from its document),
+        past the parameter's own parsing: no client sets it this way."""
+        self._values[name] = value
 
     def set_at_runtime(self, name: str, value: Any) -> Any:
         """Apply ``setParameter`` at runtime; returns the previous value. Raises MongoError."""

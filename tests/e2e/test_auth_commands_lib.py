@@ -203,6 +203,11 @@ ENTRIES = [
           [Case(A, ROLES_CLUSTER_MANAGER, [{"resource": {"cluster": True}, "actions": ["setDefaultRWConcern"]}],
                 expect_fail=True),
            Case(F, set()), Case(S, set())], covers=("setDefaultRWConcern",)),
+    # an invalid version: authorized, then 4926900 (nothing changes)
+    Entry("setFeatureCompatibilityVersion", lambda: SON([("setFeatureCompatibilityVersion", "x")]),
+          [Case(A, ROLES_CLUSTER_MANAGER,
+                [{"resource": {"cluster": True}, "actions": ["setFeatureCompatibilityVersion"]}], expect_fail=True),
+           Case(F, set()), Case(S, set())], covers=("setFeatureCompatibilityVersion",)),
 ]
 
 
