@@ -355,6 +355,17 @@ def _kill_sessions(req: Request) -> None:
             raise MongoError(ErrorCode.Unauthorized, "Unauthorized to set user digest in LogicalSessionId")
 
 
+def _kill_all_sessions_by_pattern(req: Request) -> None:
+    """mongod's KillAllSessionsByPatternCommand: ``killAnySession``; a pattern naming ``users`` or
+    ``roles`` (impersonation data) also ``impersonate``."""
+    req.require(R.CLUSTER, "killAnySession")
+    patterns = req.cmd.get("killAllSessionsByPattern")
+    impersonates = isinstance(patterns, list) and any(
+        isinstance(p, dict) and ("users" in p or "roles" in p) for p in patterns)
+    if impersonates and not req.allowed(R.CLUSTER, "impersonate"):
+        raise MongoError(ErrorCode.Unauthorized, "Not authorized to impersonate in killAllSessionsByPattern")
+
+
 def _kill_cursors(req: Request) -> None:
     authenticated(req)
     ns = req.ns()
@@ -596,7 +607,7 @@ RULES: dict[str, Rule | None] = {
     "getCmdLineOpts": on_cluster("getCmdLineOpts"), "getLog": on_cluster("getLog"),
     "getParameter": on_cluster("getParameter"), "setParameter": on_cluster("setParameter"),
     "hostInfo": on_cluster("hostInfo"), "features": _features, "serverStatus": on_cluster("serverStatus"),
-    "killAllSessions": on_cluster("killAnySession"),
+    "killAllSessions": on_cluster("killAnySession"), "killAllSessionsByPattern": _kill_all_sessions_by_pattern,
     # commands other families add (mongod's actions), so they arrive with their rule
     "currentOp": _current_op,
     "killOp": _kill_op, "top": on_cluster("top"), "profile": _profile,

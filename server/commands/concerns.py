@@ -46,7 +46,7 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "buildInfo", "serverStatus", "hostInfo", "getCmdLineOpts", "getLog", "getParameter", "connectionStatus",
     "currentOp", "top", "usersInfo", "rolesInfo", "listCommands", "whatsmyuri", "features", "filemd5",
     "replSetGetStatus", "replSetGetConfig", "_isSelf", "startSession", "refreshSessions", "endSessions",
-    "killSessions", "killAllSessions", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
+    "killSessions", "killAllSessions", "killAllSessionsByPattern", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
     "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState",
 })
 
