@@ -23,6 +23,11 @@ have two sessions, and one user's commands never refresh, end or kill the other'
 ``{_id: {id, uid}, lastUse}`` where ``uid`` is the SHA-256 digest of the authenticated user (of the empty
 string without one), plus ``user: {name}`` for an authenticated user; ``uid`` and ``user.name`` are display
 values only (mongod's digest of ``"user@db"`` is ambiguous when names contain '@'). Event-loop thread only.
+
+:class:`RefreshStats` is serverStatus ``logicalSessionRecordCache`` (mongod's LogicalSessionCacheStats):
+the cache's size and what the last refresh did (set by the refresh as mongod's ``_refresh`` sets them).
+A standalone Tidemark keeps no transaction state, so the transaction reaper's counters stay 0 and the
+session catalog is empty.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import datetime
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from bson.binary import Binary
@@ -58,9 +64,35 @@ def attaches_session(command_name: str, conn: Any, auth: Any) -> bool:
         conn.principal is not None or auth is None or not auth.enabled)
 
 
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+@dataclass(slots=True)
+class RefreshStats:
+    """What the refreshes did: their count; the last one's start, duration, sessions written, sessions
+    ended, cursors closed. The times start at the cache's creation, as mongod's constructor sets them."""
+
+    jobs: int = 0
+    last_start: datetime.datetime = field(default_factory=_now)
+    last_duration_ms: int = 0
+    last_refreshed: int = 0
+    last_ended: int = 0
+    last_cursors_closed: int = 0
+    created: datetime.datetime = field(default_factory=_now)
+
+    def begin(self) -> float:
+        """A refresh starts: the last one's figures are cleared (mongod clears them first)."""
+        self.jobs += 1
+        self.last_start = _now()
+        self.last_duration_ms = self.last_refreshed = self.last_ended = self.last_cursors_closed = 0
+        return time.monotonic()
+
+
 class SessionCache:
     def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
         self.max_sessions = max_sessions
+        self.stats = RefreshStats()
         # the sessions used since the last refresh -> last use in epoch seconds
         self._active: dict[SessionKey, float] = {}
         # (session id, owner Principal, None or ANYONE) ended since the last refresh
@@ -117,6 +149,24 @@ class SessionCache:
 
     def used_since_take(self, key: SessionKey) -> bool:
         return key in self._active
+
+    def status(self) -> dict[str, Any]:
+        """serverStatus ``logicalSessionRecordCache``, in mongod's field order."""
+        stats = self.stats
+        return {
+            "activeSessionsCount": len(self._active),
+            "sessionsCollectionJobCount": stats.jobs,
+            "lastSessionsCollectionJobDurationMillis": stats.last_duration_ms,
+            "lastSessionsCollectionJobTimestamp": stats.last_start,
+            "lastSessionsCollectionJobEntriesRefreshed": stats.last_refreshed,
+            "lastSessionsCollectionJobEntriesEnded": stats.last_ended,
+            "lastSessionsCollectionJobCursorsClosed": stats.last_cursors_closed,
+            "transactionReaperJobCount": 0,
+            "lastTransactionReaperJobDurationMillis": 0,
+            "lastTransactionReaperJobTimestamp": stats.created,
+            "lastTransactionReaperJobEntriesCleanedUp": 0,
+            "sessionCatalogSize": 0,
+        }
 
     def records(self, wanted: Callable[[Any], bool] | None) -> list[dict[str, Any]]:
         """The cached session records whose owner (a Principal or None) ``wanted`` accepts (None: every

@@ -51,6 +51,15 @@ async def refresh(state: ServerState) -> int:
     """One refresh of the session cache (see the module's docstring); returns how many cursors it
     killed. Raises what the write raised (the cache then holds what it took, for the next refresh)."""
     cache = state.sessions
+    stats = cache.stats
+    started = stats.begin()
+    try:
+        return await _refresh(state, cache)
+    finally:
+        stats.last_duration_ms = int((time.monotonic() - started) * 1000)
+
+
+async def _refresh(state: ServerState, cache: Any) -> int:
     active, ending = cache.take()
     ended = ending_matcher(ending)
     now = time.time()
@@ -73,11 +82,14 @@ async def refresh(state: ServerState) -> int:
     except BaseException:
         cache.put_back(active, ending)
         raise
+    cache.stats.last_refreshed, cache.stats.last_ended = len(active), len(ending)
     removed = {key for enc, key in candidates.items() if enc not in present and not cache.used_since_take(key)}
     if not removed and not ending:
         return 0
-    return state.cursors.kill_sessions(lambda session_id, owner: (session_id, owner) in removed
-                                       or ended(session_id, owner))
+    closed = state.cursors.kill_sessions(lambda session_id, owner: (session_id, owner) in removed
+                                         or ended(session_id, owner))
+    cache.stats.last_cursors_closed = closed
+    return closed
 
 
 def _flush(records: list[dict[str, Any]], ending: set[tuple[Any, Any]], candidates: set[bytes],
@@ -150,6 +162,7 @@ async def _periodic(state: ServerState) -> None:
 
 
 async def on_startup(state: ServerState) -> None:
+    state.status_sections["logicalSessionRecordCache"] = state.sessions.status
     if not state.params["disableLogicalSessionCacheRefresh"]:
         _TASKS[id(state)] = asyncio.get_running_loop().create_task(_periodic(state), name="session-refresh")
 

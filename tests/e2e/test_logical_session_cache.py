@@ -374,3 +374,48 @@ def test_a_connection_without_a_user_uses_no_session_under_access_control(auth_s
     listed = {bytes(r["_id"]["id"]) for r in listing}
     assert listed and userless["id"].bytes not in listed  # (pymongo reads the ids as Binary)
     raw.close()
+
+
+@pytest.mark.commands("serverStatus", "refreshLogicalSessionCacheNow")
+def test_server_status_reports_the_session_record_cache(start_server):
+    """serverStatus ``logicalSessionRecordCache`` (mongod's LogicalSessionCacheStats; Tidemark had no such
+    section): the sessions used since the last refresh, and what the last refresh did: its start, how
+    many sessions it wrote, ended and whose cursors it closed; the transaction reaper's counters stay 0
+    (a standalone without transactions)."""
+    srv = start_server(params={"enableTestCommands": 1, "logicalSessionRefreshMillis": DAY_MS})
+    raw = Raw(srv.port)
+
+    def section() -> dict[str, Any]:
+        return raw.ok({"serverStatus": 1})["logicalSessionRecordCache"]
+
+    first = section()
+    assert list(first) == [
+        "activeSessionsCount", "sessionsCollectionJobCount", "lastSessionsCollectionJobDurationMillis",
+        "lastSessionsCollectionJobTimestamp", "lastSessionsCollectionJobEntriesRefreshed",
+        "lastSessionsCollectionJobEntriesEnded", "lastSessionsCollectionJobCursorsClosed",
+        "transactionReaperJobCount", "lastTransactionReaperJobDurationMillis", "lastTransactionReaperJobTimestamp",
+        "lastTransactionReaperJobEntriesCleanedUp", "sessionCatalogSize"]
+    assert first["sessionsCollectionJobCount"] == 0 and first["activeSessionsCount"] == 0
+    assert isinstance(first["lastSessionsCollectionJobTimestamp"], datetime.datetime)
+    raw.ok({"insert": "c", "documents": [{"_id": i} for i in range(5)]}, db="lsc")
+    sessions = [{"id": uuid.uuid4()} for _ in range(3)]
+    cursor = raw.open_cursor(sessions[0])
+    for lsid in sessions[1:]:
+        raw.ok({"ping": 1}, lsid=lsid)
+    assert section()["activeSessionsCount"] == 3
+    raw.refresh()
+    after = section()
+    assert after["sessionsCollectionJobCount"] == 1 and after["activeSessionsCount"] == 0
+    assert (after["lastSessionsCollectionJobEntriesRefreshed"], after["lastSessionsCollectionJobEntriesEnded"],
+            after["lastSessionsCollectionJobCursorsClosed"]) == (3, 0, 0)
+    assert after["lastSessionsCollectionJobTimestamp"] >= first["lastSessionsCollectionJobTimestamp"]
+    raw.ok({"endSessions": sessions[:2]})
+    raw.refresh()
+    last = section()
+    assert last["sessionsCollectionJobCount"] == 2
+    assert (last["lastSessionsCollectionJobEntriesRefreshed"], last["lastSessionsCollectionJobEntriesEnded"],
+            last["lastSessionsCollectionJobCursorsClosed"]) == (0, 2, 1)
+    assert cursor not in raw.open_cursors()
+    assert (last["transactionReaperJobCount"], last["lastTransactionReaperJobEntriesCleanedUp"],
+            last["sessionCatalogSize"]) == (0, 0, 0)
+    raw.close()
