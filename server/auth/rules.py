@@ -628,7 +628,7 @@ RULES: dict[str, Rule | None] = {
     "setDefaultRWConcern": on_cluster("setDefaultRWConcern"),
     "setFeatureCompatibilityVersion": on_cluster("setFeatureCompatibilityVersion"),
     "connPoolStats": on_cluster("connPoolStats"), "connPoolSync": on_cluster("connPoolSync"),
-    "shardingState": on_cluster("shardingState"),
+    "shardingState": on_cluster("shardingState"), "invalidateUserCache": on_cluster("invalidateUserCache"),
     "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
     "abortTransaction": authenticated, "commitTransaction": authenticated,
     # users and roles

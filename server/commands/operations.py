@@ -8,6 +8,8 @@
   privileges, as mongod; without access control everything is listed. Who may ask is
   ``tidemark.auth.rules`` (``inprog``, or ``$ownOps``); who may kill what too (``killop``, or an
   operation of the same user).
+- ``lockInfo`` (admin) lists the lock requests held or waited for: none, Tidemark takes no lock a
+  client could see (mongod's LockManager::getLockInfoBSON on an idle server: ``lockInfo: []``).
 - ``killOp`` (admin) marks the operation killed; it stops at its next interruption check and answers
   11601 Interrupted. mongod answers "attempting to kill op" whether or not the opid exists.
 """
@@ -72,6 +74,10 @@ async def kill_op(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {"info": "attempting to kill op"}
 
 
+async def lock_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {"lockInfo": []}
+
+
 COMMANDS = [
     CommandSpec(
         "currentOp",
@@ -86,4 +92,6 @@ COMMANDS = [
         "11601 Interrupted",
         admin_only=True,
     ),
+    CommandSpec("lockInfo", lock_info, admin_only=True,
+                help="show all lock info on the server (Tidemark holds no lock a client could wait for)"),
 ]

@@ -1,5 +1,5 @@
 """User management: createUser, updateUser, dropUser, dropAllUsersFromDatabase, usersInfo,
-grantRolesToUser, revokeRolesFromUser — mongod's arguments, replies and errors.
+grantRolesToUser, revokeRolesFromUser, invalidateUserCache — mongod's arguments, replies and errors.
 
 Users are documents of ``admin.system.users`` (:mod:`tidemark.auth.store`); passwords are turned
 into salted SCRAM credentials in the thread pool (PBKDF2 is deliberately slow) and never stored,
@@ -224,11 +224,21 @@ async def users_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
     return {"users": await ctx.run_blocking(work)}
 
 
+async def invalidate_user_cache(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's CmdInvalidateUserCache: drop every cached user and role resolution (the next command
+    of each connection resolves its user again from admin.system.users and admin.system.roles)."""
+    check_fields(cmd, "invalidateUserCache", set())
+    ctx.server.auth.changed()
+    return {}
+
+
 COMMANDS = [
     CommandSpec("createUser", create_user, help="Adds a user to the system"),
     CommandSpec("dropAllUsersFromDatabase", drop_all_users, help="Drops all users for a single database."),
     CommandSpec("dropUser", drop_user, help="Drops a single user."),
     CommandSpec("grantRolesToUser", grant_roles_to_user, help="Grants roles to a user."),
+    CommandSpec("invalidateUserCache", invalidate_user_cache, admin_only=True,
+                help="Invalidates the in-memory cache of user information"),
     CommandSpec("revokeRolesFromUser", revoke_roles_from_user, help="Revokes roles from a user."),
     CommandSpec("updateUser", update_user, help="Used to update a user, for example to change its password"),
     CommandSpec("usersInfo", users_info, help="Returns information about users."),

@@ -193,6 +193,14 @@ ENTRIES = [
     Entry("shardingState", lambda: SON([("shardingState", 1)]),
           [Case(A, ROLES_MONITORING, [{"resource": {"cluster": True}, "actions": ["shardingState"]}]),
            Case(F, set()), Case(S, set())], covers=("shardingState",)),
+    # serverStatus on the cluster; admin only (Tidemark: 59)
+    Entry("lockInfo", lambda: SON([("lockInfo", 1)]),
+          [Case(A, ROLES_MONITORING | {"backup"}, [{"resource": {"cluster": True}, "actions": ["serverStatus"]}]),
+           Case(F, set()), Case(S, set())], covers=("lockInfo",)),
+    Entry("invalidateUserCache", lambda: SON([("invalidateUserCache", 1)]),
+          [Case(A, ROLES_HOST_MANAGER | {"userAdminAnyDatabase"},
+                [{"resource": {"cluster": True}, "actions": ["invalidateUserCache"]}]),
+           Case(F, set()), Case(S, set())], covers=("invalidateUserCache",)),
     # refused on a standalone (51300) once authorized
     Entry("getDefaultRWConcern", lambda: SON([("getDefaultRWConcern", 1)]),
           [Case(A, ROLES_MONITORING | ROLES_CLUSTER_MANAGER,
