@@ -43,6 +43,7 @@ from tidemark.commands import (
     operations,
     operator,
     oplog,
+    plan_cache,
     profiling,
     replication,
     roles,
@@ -74,7 +75,7 @@ FAMILIES = (
     sessions,
     cursors,
     databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped, gridfs,
-    profiling, replication, cluster, fcv, testing, operations, operator, oplog, metadata,
+    profiling, replication, cluster, fcv, testing, operations, operator, oplog, metadata, plan_cache,
     auth, users, roles, authz_merge,
 )
 

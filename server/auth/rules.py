@@ -628,7 +628,10 @@ RULES: dict[str, Rule | None] = {
     "setDefaultRWConcern": on_cluster("setDefaultRWConcern"),
     "setFeatureCompatibilityVersion": on_cluster("setFeatureCompatibilityVersion"),
     "connPoolStats": on_cluster("connPoolStats"), "connPoolSync": on_cluster("connPoolSync"),
-    "shardingState": on_cluster("shardingState"), "invalidateUserCache": on_cluster("invalidateUserCache"),
+    "shardingState": on_cluster("shardingState"),
+    "planCacheClear": on_collection("planCacheWrite"), "planCacheListFilters": on_collection("planCacheRead"),
+    "planCacheClearFilters": on_collection("planCacheIndexFilter"),
+    "planCacheSetFilter": on_collection("planCacheIndexFilter"), "invalidateUserCache": on_cluster("invalidateUserCache"),
     "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
     "abortTransaction": authenticated, "commitTransaction": authenticated,
     # users and roles

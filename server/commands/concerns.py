@@ -48,6 +48,7 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "replSetGetStatus", "replSetGetConfig", "_isSelf", "startSession", "refreshSessions", "endSessions",
     "killSessions", "killAllSessions", "killAllSessionsByPattern", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
     "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState", "lockInfo",
+    "planCacheClear", "planCacheClearFilters", "planCacheListFilters", "planCacheSetFilter",
     "invalidateUserCache",
 })
 

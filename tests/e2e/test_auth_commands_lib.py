@@ -42,6 +42,8 @@ BUILTIN = [
 ]
 ROLES_USER_ADMIN = {"userAdmin", "dbOwner", "userAdminAnyDatabase", "restore", "root"}
 ROLES_USER_ADMIN_ANY = {"userAdminAnyDatabase", "restore", "root"}
+ROLES_READ_DB_ADMIN = {"read", "readAnyDatabase", "readWrite", "readWriteAnyDatabase", "dbAdmin", "dbAdminAnyDatabase",
+                       "dbOwner", "root"}
 ROLES_MONITORING = {"clusterMonitor", "clusterAdmin", "root"}
 ROLES_HOST_MANAGER = {"hostManager", "clusterAdmin", "root"}
 ROLES_CLUSTER_MANAGER = {"clusterManager", "clusterAdmin", "root"}
@@ -201,6 +203,17 @@ ENTRIES = [
           [Case(A, ROLES_HOST_MANAGER | {"userAdminAnyDatabase"},
                 [{"resource": {"cluster": True}, "actions": ["invalidateUserCache"]}]),
            Case(F, set()), Case(S, set())], covers=("invalidateUserCache",)),
+    # the plan cache commands (commands_lib.js planCacheWrite / planCacheIndexFilter; Tidemark: 59)
+    *(Entry(name, lambda name=name: SON([(name, "x")]),
+            [Case(F, {"dbAdmin", "dbAdminAnyDatabase", "dbOwner", "root"}, [P(F, "x", action)]),
+             Case(S, {"dbAdminAnyDatabase", "root"}, [P(S, "x", action)])],
+            setup=lambda db: db.x.insert_one({}), teardown=lambda db: db.x.drop(), covers=(name,))
+      for name, action in (("planCacheClear", "planCacheWrite"), ("planCacheClearFilters", "planCacheIndexFilter"))),
+    Entry("planCacheListFilters", lambda: SON([("planCacheListFilters", "x")]),
+          [Case(F, ROLES_READ_DB_ADMIN, [P(F, "x", "planCacheRead")]),
+           Case(S, {"readAnyDatabase", "readWriteAnyDatabase", "dbAdminAnyDatabase", "root"},
+                [P(S, "x", "planCacheRead")])],
+          setup=lambda db: db.x.insert_one({}), teardown=lambda db: db.x.drop(), covers=("planCacheListFilters",)),
     # refused on a standalone (51300) once authorized
     Entry("getDefaultRWConcern", lambda: SON([("getDefaultRWConcern", 1)]),
           [Case(A, ROLES_MONITORING | ROLES_CLUSTER_MANAGER,

@@ -1359,9 +1359,9 @@ def test_v1_wildcard_index_message(db):
     assert e.details["codeName"] == "CannotCreateIndex"
 
 
-INDEX_FILTERS = ("planCacheSetFilter / planCacheListFilters / planCacheClearFilters (wildcard_index_filter.js, "
-                 "compound_wildcard_index_filter.js) are not commands of Tidemark: 59 (the command table, "
-                 "server/commands/, would hold them)")
+INDEX_FILTERS = ("planCacheSetFilter (wildcard_index_filter.js, compound_wildcard_index_filter.js): Tidemark's "
+                 "planner takes no index filters, and the command is refused with 115 "
+                 "(server/commands/plan_cache.py)")
 
 
 @pytest.mark.xfail(strict=True, reason=INDEX_FILTERS)
