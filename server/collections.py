@@ -206,13 +206,14 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp), variables)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
+    kwargs["plan_cache_stats"] = lambda: _plan_cache_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
     kwargs["extra_stages"] = extra_stages if extra_stages is not None else TS_EXTRA_STAGES
     try:
         return pipeline_mod.PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "extra_stages", "current_op", "front_stages",
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "plan_cache_stats", "extra_stages", "current_op", "front_stages",
                   "query_collection", "deadline"):
             kwargs.pop(k, None)
         return pipeline_mod.PipelineContext(**kwargs)
@@ -541,6 +542,16 @@ def _coll_stats_docs(server: ServerState, db: str, coll: str, spec: dict) -> lis
         histograms = isinstance(latency, dict) and bool(latency.get("histograms"))
         head["latencyStats"] = server.top.latency_stats(C.ns_of(db, coll), histograms)
     return [{**head, **doc}]
+
+
+def _plan_cache_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:
+    """``$planCacheStats``: Tidemark keeps no plan cache, so no entry; the collection must exist (mongod's
+    getMatchingPlanCacheEntryStats: 50933)."""
+    with server.engine.read() as r:
+        target = namespace.lookup(r, db, coll)
+    if target.kind == namespace.MISSING:
+        raise MongoError(50933, f"collection '{db}.{coll}' does not exist")
+    return []
 
 
 def _index_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:

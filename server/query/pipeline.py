@@ -48,6 +48,7 @@ class PipelineContext:
     merge_into: Callable[[Any, Iterator[dict], Any, dict], None] | None = None  # (spec, docs, collation, variables)
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
+    plan_cache_stats: Callable[[], Iterable[dict]] | None = None  # $planCacheStats: the cache's entries
     current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
     # the stages mongod puts in front of a read of (db, coll): a view's pipeline, a time-series
     # collection's UNPACK_FRONT (counted by the length limits of a $lookup/$unionWith sub-pipeline)
@@ -129,9 +130,10 @@ MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
 # time-series collection (one stage)
 UNPACK_FRONT: dict = {"$_internalUnpackBucket": {}}
 MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
-_FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions")
+_FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions",
+               "$planCacheStats")
 _LAST_ONLY = ("$out", "$merge")
-_NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$planCacheStats", "$shardedDataDistribution",
+_NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$shardedDataDistribution",
                   "$changeStreamSplitLargeEvent")
 # Atlas Search's stages: a community mongod 7.0 knows their names and refuses them when it parses the
 # pipeline, 6047401 "<stage> stage is only allowed on MongoDB Atlas" (what drivers and ODMs test for)

@@ -624,6 +624,28 @@ def parse_index_stats(spec: Any, ctx: PipelineContext) -> Stage:
     return Stage("$indexStats", spec, apply)
 
 
+def parse_plan_cache_stats(spec: Any, ctx: PipelineContext) -> Stage:
+    """``$planCacheStats`` (DocumentSourcePlanCacheStats::createFromBson): an object holding at most
+    ``allHosts`` (true only through a mongos: 4503200); its entries come from ``ctx.plan_cache_stats``."""
+    name = "$planCacheStats"
+    if not isinstance(spec, dict):
+        raise MongoError(ErrorCode.FailedToParse, f"{name} value must be an object. Found: {type_name(spec)}")
+    if spec:
+        key, value = next(iter(spec.items()))
+        if key != "allHosts":
+            raise MongoError(ErrorCode.FailedToParse,
+                             f"{name} parameters object may contain only 'allHosts' field. Found: {key}")
+        if len(spec) > 1:
+            raise MongoError(ErrorCode.FailedToParse, f"{name} parameters object may contain at most one field.")
+        if value is True:
+            raise MongoError(4503200, f"{name} stage supports allHosts parameter only for sharded clusters")
+    entries = ctx.plan_cache_stats
+
+    def apply(docs):
+        yield from _need(entries, name)()
+    return Stage(name, spec, apply)
+
+
 def parse_inhibit_optimization(spec: Any, ctx: PipelineContext) -> Stage:
     """``$_internalInhibitOptimization``: passes documents through unchanged; the stages before it are
     not combined with those after it (mongod's tests compare an optimized pipeline with one holding
@@ -656,4 +678,5 @@ STAGES = {
     "$documents": parse_documents,
     "$collStats": parse_coll_stats,
     "$indexStats": parse_index_stats,
+    "$planCacheStats": parse_plan_cache_stats,
 }
