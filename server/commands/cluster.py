@@ -49,7 +49,7 @@ async def sharding_state(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, 
 
 
 # ConnectionPoolStats' totals, in appendToBSON's order (featureFlagConnHealthMetrics is on in 7.0,
-# which adds totalWasNeverUsed).
+# which adds totalWasNeverUsed). appendNumber of a long long that fits an int appends an int.
 _POOL_TOTALS = ("totalInUse", "totalAvailable", "totalLeased", "totalCreated", "totalRefreshing",
                 "totalRefreshed", "totalWasNeverUsed")
 
@@ -67,7 +67,7 @@ def _empty_wait_histogram() -> dict[str, Any]:
 
 async def conn_pool_stats(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     reply: dict[str, Any] = {"numClientConnections": 0, "numAScopedConnections": 0}
-    reply.update((name, Int64(0)) for name in _POOL_TOTALS)
+    reply.update((name, 0) for name in _POOL_TOTALS)
     reply["acquisitionWaitTimes"] = _empty_wait_histogram()
     reply.update(pools={}, hosts={}, replicaSets={})
     return reply
