@@ -626,6 +626,7 @@ RULES: dict[str, Rule | None] = {
     "shutdown": on_cluster("shutdown"), "replSetGetStatus": on_cluster("replSetGetStatus"),
     "getDefaultRWConcern": on_cluster("getDefaultRWConcern"), "lockInfo": on_cluster("serverStatus"),
     "setDefaultRWConcern": on_cluster("setDefaultRWConcern"),
+    "getClusterParameter": on_cluster("getClusterParameter"), "setClusterParameter": on_cluster("setClusterParameter"),
     "setFeatureCompatibilityVersion": on_cluster("setFeatureCompatibilityVersion"),
     "connPoolStats": on_cluster("connPoolStats"), "connPoolSync": on_cluster("connPoolSync"),
     "shardingState": on_cluster("shardingState"),

@@ -6,6 +6,10 @@ pools.
   a field of the wrong type 14), then refused with 51300 "'<name>' is not supported on standalone
   nodes." (rwc_defaults_commands.cpp ``assertNotStandaloneOrShardServer``; jstests/hooks/
   run_fuzzer_restore_settings.js expects 51300 from a standalone).
+- ``getClusterParameter`` / ``setClusterParameter``: parsed as their IDL (cluster_server_parameter_cmds.idl:
+  a name, "*" or a list of names; an object), then 20 IllegalOperation "<name> cannot be run on
+  standalones" (get_cluster_parameter_command.cpp / set_cluster_parameter_command.cpp; jstests'
+  getClusterParameter "doesNotRunOnStandalone"); admin only.
 - ``shardingState``: ``{enabled: false}`` (ShardingState::appendInfo stops there on a node that is no
   shard).
 - ``connPoolStats``: a standalone connects to no other server, so every pool is empty: the counters
@@ -20,9 +24,9 @@ from typing import Any
 
 from bson.int64 import Int64
 
-from tidemark.arguments import check_fields, field
+from tidemark.arguments import check_fields, field, of_kind, wrong_type
 from tidemark.context import CommandContext, CommandSpec
-from tidemark.protocol.errors import MongoError
+from tidemark.protocol.errors import ErrorCode, MongoError
 
 NOT_ON_STANDALONE = 51300  # mongod's code for a cluster-wide default asked of a standalone
 
@@ -42,6 +46,23 @@ async def set_default_rw_concern(ctx: CommandContext, cmd: dict[str, Any]) -> di
     for name in ("defaultReadConcern", "defaultWriteConcern"):
         field(cmd, "setDefaultRWConcern", name, dict, "object")
     raise _not_on_standalone("setDefaultRWConcern")
+
+
+async def get_cluster_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    name = "getClusterParameter"
+    check_fields(cmd, name, set())
+    value = cmd[name]
+    if not (of_kind(value, str) or (isinstance(value, list) and all(of_kind(v, str) for v in value))):
+        raise wrong_type(f"{name}.{name}", value, ("string", "array"))
+    raise MongoError(ErrorCode.IllegalOperation, f"{name} cannot be run on standalones")
+
+
+async def set_cluster_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    name = "setClusterParameter"
+    check_fields(cmd, name, set())
+    if not isinstance(cmd[name], dict):
+        raise wrong_type(f"{name}.{name}", cmd[name], "object")
+    raise MongoError(ErrorCode.IllegalOperation, f"{name} cannot be run on standalones")
 
 
 async def sharding_state(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +103,10 @@ COMMANDS = [
                 help="stats about connections between servers in a replica set or sharded cluster."),
     CommandSpec("connPoolSync", conn_pool_sync, aliases=("connpoolsync",),
                 help="flush the outgoing connection pools (a standalone has none in use)"),
+    CommandSpec("getClusterParameter", get_cluster_parameter, admin_only=True,
+                help="Get in-memory cluster parameter value(s) from this node (a standalone has none)"),
+    CommandSpec("setClusterParameter", set_cluster_parameter, admin_only=True,
+                help="Set cluster parameter on replica set or cluster (refused on a standalone)"),
     CommandSpec("getDefaultRWConcern", get_default_rw_concern, admin_only=True,
                 help="get the current read/write concern defaults being applied by this node"),
     CommandSpec("setDefaultRWConcern", set_default_rw_concern, admin_only=True,

@@ -47,7 +47,7 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "currentOp", "top", "usersInfo", "rolesInfo", "listCommands", "whatsmyuri", "features", "filemd5",
     "replSetGetStatus", "replSetGetConfig", "_isSelf", "startSession", "refreshSessions", "endSessions",
     "killSessions", "killAllSessions", "killAllSessionsByPattern", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
-    "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState", "lockInfo",
+    "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState", "lockInfo", "getClusterParameter",
     "planCacheClear", "planCacheClearFilters", "planCacheListFilters", "planCacheSetFilter",
     "invalidateUserCache",
 })

@@ -224,6 +224,11 @@ ENTRIES = [
           [Case(A, ROLES_CLUSTER_MANAGER, [{"resource": {"cluster": True}, "actions": ["setDefaultRWConcern"]}],
                 expect_fail=True),
            Case(F, set()), Case(S, set())], covers=("setDefaultRWConcern",)),
+    # refused on a standalone (20) once authorized
+    *(Entry(name, lambda name=name, arg=arg: SON([(name, arg)]),
+            [Case(A, ROLES_CLUSTER_MANAGER, [{"resource": {"cluster": True}, "actions": [name]}], expect_fail=True),
+             Case(F, set()), Case(S, set())], covers=(name,))
+      for name, arg in (("getClusterParameter", "changeStreamOptions"), ("setClusterParameter", {}))),
     # an invalid version: authorized, then 4926900 (nothing changes)
     Entry("setFeatureCompatibilityVersion", lambda: SON([("setFeatureCompatibilityVersion", "x")]),
           [Case(A, ROLES_CLUSTER_MANAGER,

@@ -6,6 +6,9 @@ it takes no part in (Tidemark answered each with 59 CommandNotFound):
   assertNotStandaloneOrShardServer; jstests/hooks/run_fuzzer_restore_settings.js accepts 51300 from a
   standalone; jstests/core/.../read_preference_metrics: getDefaultRWConcern "doesNotRunOnStandalone");
   admin only (13 elsewhere);
+- getClusterParameter / setClusterParameter: parsed as their IDL (a string or an array of strings; an
+  object; 40415 for another field), then 20 IllegalOperation "<name> cannot be run on standalones"
+  (get_cluster_parameter_command.cpp, set_cluster_parameter_command.cpp); admin only;
 - shardingState: ``{enabled: false}`` (ShardingState::appendInfo on a node that is no shard);
 - connPoolStats: empty pools (no outgoing connection): zero totals, the empty acquisition-wait
   histogram, ``pools``/``hosts``/``replicaSets`` empty (ConnectionPoolStats::appendToBSON);
@@ -63,6 +66,33 @@ def test_default_rw_concern_arguments_are_parsed_first(client, in_memory, read, 
     for name in ("getDefaultRWConcern", "setDefaultRWConcern"):
         error = _fails(client, SON([(name, 1), ("bogus", 1)]))
         assert (error.code, error.details["errmsg"]) == (40415, f"BSON field '{name}.bogus' is an unknown field.")
+
+
+@pytest.mark.commands("getClusterParameter", "setClusterParameter")
+@pytest.mark.parametrize("cmd", [
+    SON([("getClusterParameter", "changeStreamOptions")]), SON([("getClusterParameter", "*")]),
+    SON([("getClusterParameter", ["a", "b"])]), SON([("getClusterParameter", [])]),
+    SON([("setClusterParameter", {"changeStreamOptions": {"preAndPostImages": {"expireAfterSeconds": 10}}})]),
+    SON([("setClusterParameter", {})]),
+])
+def test_cluster_parameters_are_refused_on_a_standalone(client, cmd):
+    name = next(iter(cmd))
+    error = _fails(client, cmd)
+    assert (error.code, error.details["errmsg"]) == (20, f"{name} cannot be run on standalones")
+    assert _fails(client, cmd, db="test").code == 13
+    error = _fails(client, SON([*cmd.items(), ("bogus", 1)]))
+    assert (error.code, error.details["errmsg"]) == (40415, f"BSON field '{name}.bogus' is an unknown field.")
+
+
+@pytest.mark.commands("getClusterParameter", "setClusterParameter")
+@settings(max_examples=30, deadline=None)
+@given(value=NOT_OBJECT)
+def test_cluster_parameter_arguments_are_parsed_first(client, value):
+    if not isinstance(value, str | list) or any(not isinstance(v, str) for v in value):  # ([] is an array of strings)
+        error = _fails(client, SON([("getClusterParameter", value)]))
+        assert error.code == 14 and "'getClusterParameter.getClusterParameter' is the wrong type" in error.details["errmsg"]
+    error = _fails(client, SON([("setClusterParameter", value)]))
+    assert error.code == 14 and "'setClusterParameter.setClusterParameter' is the wrong type" in error.details["errmsg"]
 
 
 @pytest.mark.commands("shardingState")
