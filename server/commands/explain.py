@@ -343,6 +343,9 @@ class _Statement:
         self.array_filters: Any = None
         self.skip = self.limit = 0
         self.transform: dict | None = None  # the projection a distinct's plan reads through
+        # the command's ``let`` (and an update statement's ``c`` constants, which win over it): the
+        # variables the explained read and update see, as the command itself would
+        self.let: dict = dict(cmd.get("let") or {}) if command not in ("count", "distinct") else {}
         if command in ("count", "distinct"):
             self.filter = cmd.get("query") or {}
             self.stage = command.upper()
@@ -359,6 +362,7 @@ class _Statement:
             self.filter, self.stage = st.get("q") or {}, "UPDATE"
             self.update, self.upsert, self.single = st.get("u"), bool(st.get("upsert")), not st.get("multi")
             self.hint, self.collation, self.array_filters = st.get("hint"), st.get("collation"), st.get("arrayFilters")
+            self.let.update({k: {"$literal": v} for k, v in (st.get("c") or {}).items()})
         elif command == "delete":
             st = (cmd.get("deletes") or [{}])[0]
             self.filter, self.stage = st.get("q") or {}, "DELETE"
@@ -377,6 +381,8 @@ class _Statement:
                 cmd[key] = value
         if self.single:
             cmd["limit"] = 1
+        if self.let:
+            cmd["let"] = self.let
         return access.FindSpec(cmd)
 
     def counters(self, matched: list[dict]) -> tuple[dict[str, Any], int]:
@@ -389,7 +395,7 @@ class _Statement:
         if self.stage == "DELETE":
             returned = len(matched) if self.command == "findAndModify" else 0
             return {"nWouldDelete": len(matched)}, returned
-        parsed = parse_update(self.update, array_filters=self.array_filters)
+        parsed = parse_update(self.update, array_filters=self.array_filters, variables=evaluate_let(self.let))
         modified = sum(1 for doc in matched if apply_update(doc, parsed, query=self.filter)[1])
         upserts = int(self.upsert and not matched)
         if self.command == "findAndModify":
