@@ -37,7 +37,7 @@ from tidemark.operations import Operation, OperationRegistry
 from tidemark.options import (
     ServerOptions as ServerOptions,  # the parsed command line, re-exported for every layer
 )
-from tidemark.profiler import Profiler
+from tidemark.profiler import DocumentMetrics, Profiler
 from tidemark.protocol import compression
 from tidemark.query import interrupt
 from tidemark.scheduler import MoveToPool, RunScheduler
@@ -177,6 +177,8 @@ class ServerState:
     # Index accesses ($indexStats; server/index_usage.py), counted by the reads that scan an index.
     index_usage: IndexUsage = field(default_factory=IndexUsage)
     profiler: Profiler = field(init=False, repr=False)  # its slowms etc. from the options: __post_init__
+    # serverStatus metrics.document / queryExecutor / operation.scanAndOrder (server/profiler.py)
+    document_metrics: DocumentMetrics = field(default_factory=DocumentMetrics)
     # Logical sessions seen by this server (server/session_cache.py, $listLocalSessions).
     sessions: SessionCache = field(default_factory=SessionCache)
     # Fail points armed by configureFailPoint (server/failpoints.py; test commands only).

@@ -272,6 +272,7 @@ class Dispatcher:
         target_db = cmd.get("$db")
         if spec is not None and type(target_db) is str:
             server.top.record(spec.name, cmd, target_db, elapsed)
+            server.document_metrics.record(spec.name, reply, ctx.facts if ctx is not None else None)
         if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and type(target_db) is str:
             facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,

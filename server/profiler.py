@@ -159,6 +159,54 @@ class ReadFacts:
         return plan.stage
 
 
+class DocumentMetrics:
+    """serverStatus ``metrics.document``, ``metrics.queryExecutor`` and ``metrics.operation.scanAndOrder``:
+    mongod adds each finished operation's own counters to them (``recordCurOpMetrics``, from its
+    OpDebug: nreturned, ninserted, nMatched as ``updated``, ndeleted, keysExamined as ``scanned``,
+    docsExamined as ``scannedObjects``, hasSortStage), whether or not it is profiled. They are read
+    here from what the profile entry reads (the operation's ReadFacts, else its reply), after every
+    command: a few dictionary reads."""
+
+    __slots__ = ("deleted", "inserted", "returned", "updated", "scanned", "scanned_objects", "scan_and_order")
+
+    def __init__(self) -> None:
+        self.deleted = self.inserted = self.returned = self.updated = 0
+        self.scanned = self.scanned_objects = self.scan_and_order = 0
+
+    def record(self, name: str, reply: dict, facts: ReadFacts | list[ReadFacts] | None) -> None:
+        cursor = reply.get("cursor")
+        if type(cursor) is dict:
+            batch = cursor.get("firstBatch", cursor.get("nextBatch"))
+            if batch:
+                self.returned += len(batch)
+        if isinstance(facts, list):  # an update / delete: each statement is an operation of its own
+            for statement in facts:
+                self._add(statement, statement.writes or {})
+        elif facts is not None:
+            self._add(facts, facts.writes if facts.writes is not None else _reply_counts(name, reply))
+        elif name in ("insert", "update", "delete"):
+            self._add(None, _reply_counts(name, reply))
+
+    def _add(self, facts: ReadFacts | None, writes: dict[str, int]) -> None:
+        if writes:
+            self.inserted += writes.get("ninserted", 0)
+            self.updated += writes.get("nMatched", 0)
+            self.deleted += writes.get("ndeleted", 0)
+        if facts is not None and facts.reads():
+            keys, docs = facts.examined()
+            self.scanned += keys
+            self.scanned_objects += docs
+            if facts.has_sort_stage():
+                self.scan_and_order += 1
+
+    def sections(self) -> dict[str, dict[str, Int64]]:
+        """The serverStatus ``metrics`` sections these counters fill."""
+        return {"document": {"deleted": Int64(self.deleted), "inserted": Int64(self.inserted),
+                             "returned": Int64(self.returned), "updated": Int64(self.updated)},
+                "operation": {"scanAndOrder": Int64(self.scan_and_order)},
+                "queryExecutor": {"scanned": Int64(self.scanned), "scannedObjects": Int64(self.scanned_objects)}}
+
+
 def _key_text(key: Any) -> str:
     if not isinstance(key, dict) or not key:
         return "{}"

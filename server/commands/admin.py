@@ -220,6 +220,7 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         "mem": _memory(state, memory),
         "metrics": {"commands": _command_metrics(state),
                     "cursor": state.cursors.metrics(),
+                    **state.document_metrics.sections(),
                     "ttl": {name: Int64(n) for name, n in ttl.metrics().items()}},
         "storageEngine": {"name": "lmdb", "supportsCommittedReads": True, "persistent": True},
     }
