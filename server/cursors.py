@@ -399,6 +399,8 @@ class CursorRegistry:
         cursor.killed = True
         if not cursor.in_use:
             cursor.close()
+        if cursor.batches_returned > 1:  # counted when the cursor goes, as mongod's ~ClientCursor
+            self.more_than_one_batch += 1
         lifespan = time.time() - cursor.created
         for bound, name in LIFESPANS:  # (the last bound is infinite)
             if lifespan < bound:
@@ -600,8 +602,6 @@ class CursorRegistry:
         cursor.last_used = time.monotonic()
         cursor.docs_returned += len(batch)
         cursor.batches_returned += 1
-        if cursor.batches_returned == 2:
-            self.more_than_one_batch += 1
         if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
             exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:
