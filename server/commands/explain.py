@@ -343,6 +343,7 @@ class _Statement:
         self.array_filters: Any = None
         self.skip = self.limit = 0
         self.transform: dict | None = None  # the projection a distinct's plan reads through
+        self.parsed_update: Any = None  # (parse)
         # the command's ``let`` (and an update statement's ``c`` constants, which win over it): the
         # variables the explained read and update see, as the command itself would
         self.let: dict = dict(cmd.get("let") or {}) if command not in ("count", "distinct") else {}
@@ -385,6 +386,15 @@ class _Statement:
             cmd["let"] = self.let
         return access.FindSpec(cmd)
 
+    def parse(self, name: str, db: str) -> access.FindSpec:
+        """The statement parsed as mongod parses it before planning (its query, and its update, with
+        the command's variables): a parse error, such as an undefined variable, fails every verbosity."""
+        spec = self.find_spec(name, db)
+        if self.update is not None and self.stage == "UPDATE":
+            self.parsed_update = parse_update(self.update, array_filters=self.array_filters,
+                                              variables=evaluate_let(self.let))
+        return spec
+
     def counters(self, matched: list[dict]) -> tuple[dict[str, Any], int]:
         """The write stage's counters over the documents it would touch, and what it would return."""
         if self.command == "count":
@@ -395,7 +405,7 @@ class _Statement:
         if self.stage == "DELETE":
             returned = len(matched) if self.command == "findAndModify" else 0
             return {"nWouldDelete": len(matched)}, returned
-        parsed = parse_update(self.update, array_filters=self.array_filters, variables=evaluate_let(self.let))
+        parsed = self.parsed_update
         modified = sum(1 for doc in matched if apply_update(doc, parsed, query=self.filter)[1])
         upserts = int(self.upsert and not matched)
         if self.command == "findAndModify":
@@ -483,6 +493,8 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
     _check_explained(command, cmd)
     statement = _Statement(command, cmd)
     flt = statement.filter
+    # (a write's statement is parsed now, as mongod's ParsedUpdate / ParsedDelete: before any plan)
+    parsed = statement.parse(name, ctx.db) if statement.stage in ("UPDATE", "DELETE") else None
     if command == "delete":
         target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
         if target.is_timeseries:
@@ -524,7 +536,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
             return win, None
         t0 = time.monotonic()
         with not_counted():  # explain is no index access ($indexStats)
-            spec = statement.find_spec(name, ctx.db)
+            spec = parsed if parsed is not None else statement.find_spec(name, ctx.db)
             stats: dict = {}
 
             def read() -> Iterable[dict]:
