@@ -41,6 +41,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.expressions import evaluate_let
+from tidemark.query.memory import LOOKUP_LIMIT, MIB
 from tidemark.query.project import distinct_projection, keeps_sort_fields, projection_stage
 from tidemark.query.pushdown import FindShape, query_layer_shape
 from tidemark.query.update import apply_update
@@ -51,9 +52,25 @@ VERBOSITIES = ("queryPlanner", "executionStats", "allPlansExecution")
 _EOF = {"stage": "EOF", "type": "nonExistentNamespace"}  # the plan of a collection that does not exist
 
 
-def _server_info(server: ServerState) -> dict:
-    return {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
+def _server_sections(server: ServerState) -> dict:
+    """The ``serverInfo`` and ``serverParameters`` sections every explain ends with (mongod 7.0's
+    explain_common generateServerInfo / generateServerParameters): the query limits in force, the two
+    Tidemark lets a client set read from its parameters, the others mongod 7.0's fixed defaults
+    (Tidemark enforces the same values, without a parameter to change them)."""
+    info = {"host": socket.gethostname(), "port": server.options.port, "version": "7.0.0",
             "gitVersion": "tidemark"}
+    parameters = {
+        "internalQueryFacetBufferSizeBytes": 100 * MIB,
+        "internalQueryFacetMaxOutputDocSizeBytes": 100 * MIB,
+        "internalLookupStageIntermediateDocumentMaxSizeBytes": LOOKUP_LIMIT,
+        "internalDocumentSourceGroupMaxMemoryBytes": server.params["internalDocumentSourceGroupMaxMemoryBytes"],
+        "internalQueryMaxBlockingSortMemoryUsageBytes": server.params["internalQueryMaxBlockingSortMemoryUsageBytes"],
+        "internalQueryProhibitBlockingMergeOnMongoS": 0,
+        "internalQueryMaxAddToSetBytes": 100 * MIB,
+        "internalDocumentSourceSetWindowFieldsMaxMemoryBytes": 100 * MIB,
+        "internalQueryFrameworkControl": "trySbeRestricted",
+    }
+    return {"serverInfo": info, "serverParameters": parameters}
 
 
 def _echo(cmd: dict) -> dict:
@@ -149,7 +166,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
     ns = C.ns_of(db, name) if name else f"{db}.$cmd.aggregate"
     echoed = _echo(cmd) if cmd.get("aggregate") is not None else {"aggregate": name, "pipeline": pipeline}
     if result is None:
-        return {"stages": _stage_list(pipeline, db), "serverInfo": _server_info(ctx.server), "command": echoed}
+        return {"stages": _stage_list(pipeline, db), **_server_sections(ctx.server), "command": echoed}
     res, n, millis, extended, error, kind = result
     flt, sort = access.leading_match_and_sort(pipeline)
     if res.ts_info is not None:
@@ -160,7 +177,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
         stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline + writing, db), n, millis,
                                    verbosity,
                                    fixed_buckets=fixed, uses_extended_range=extended)
-        return {"explainVersion": "1", "stages": stages, "serverInfo": _server_info(ctx.server), "command": echoed}
+        return {"explainVersion": "1", "stages": stages, **_server_sections(ctx.server), "command": echoed}
     geo_near = bool(pipeline) and isinstance(pipeline[0], dict) and "$geoNear" in pipeline[0]
     if kind in (namespace.REGULAR, namespace.CAPPED, namespace.MISSING) and not geo_near:
         shape, _ = query_layer_shape(pipeline)
@@ -184,7 +201,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
             execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
         cursor_stage["$cursor"]["executionStats"] = _with_all_plans(execution, verbosity)
     return {"explainVersion": "1", "stages": [cursor_stage, *(_stage_list(stages, db) if stages else [])],
-            "serverInfo": _server_info(ctx.server), "command": echoed}
+            **_server_sections(ctx.server), "command": echoed}
 
 
 async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
@@ -262,7 +279,7 @@ def _find_shaped(ctx: CommandContext, ns: str, plan: Any, shape: FindShape, coun
     planner_doc.update(maxIndexedOrSolutionsReached=False, maxIndexedAndSolutionsReached=False,
                        maxScansToExplodeReached=False, winningPlan=win, rejectedPlans=[])
     reply: dict[str, Any] = {"explainVersion": "1", "queryPlanner": planner_doc, "command": echoed,
-                             "serverInfo": _server_info(ctx.server)}
+                             **_server_sections(ctx.server)}
     if n is not None:
         execution = _exec_stats(n, millis, stats)
         if error is not None:
@@ -499,7 +516,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
         target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
         if target.is_timeseries:
             deleted = await ts.modify.explain_delete(ctx, cmd, verbosity, target)
-            return {"explainVersion": "1", **deleted, "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+            return {"explainVersion": "1", **deleted, "command": _echo(cmd), **_server_sections(ctx.server)}
     if command in ("count", "distinct"):
         view_pipeline = _view_count_or_distinct(command, flt, cmd)
         if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):
@@ -564,7 +581,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
         "explainVersion": "1",
         "queryPlanner": {"namespace": C.ns_of(ctx.db, name), "indexFilterSet": False, "parsedQuery": flt,
                          "winningPlan": win, "rejectedPlans": []},
-        "command": _echo(cmd), "serverInfo": _server_info(ctx.server)}
+        "command": _echo(cmd), **_server_sections(ctx.server)}
     if execution is not None:
         reply["executionStats"] = _with_all_plans(execution, verbosity)
     return reply
