@@ -833,6 +833,12 @@ COLLMOD_FIELDS = frozenset({"index", "validator", "validationLevel", "validation
                             "expireAfterSeconds", "timeseries", "changeStreamPreAndPostImages",
                             "dryRun", "cappedSize", "cappedMax", "recordPreImages", "prepareUnique",
                             "collectionUUID", "timeseriesBucketsMayHaveMixedSchemaData"})
+# What a view refuses, in the order mongod's parseCollModRequest looks at the options (its first error
+# wins). cappedSize/cappedMax: 7.0 dereferenced the view's missing collection (SERVER-124967); the fixed
+# mongod refuses them as the other collection options (jstests/core/ddl/coll_mod_cappedsize_on_view.js).
+_NOT_ON_A_VIEW = ("cappedSize", "cappedMax", "index", "validator", "validationLevel", "validationAction",
+                  "changeStreamPreAndPostImages", "expireAfterSeconds")
+_ONLY_ON_TIMESERIES = ("timeseries", "timeseriesBucketsMayHaveMixedSchemaData")
 
 
 async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
@@ -861,7 +867,7 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         raise MongoError(ErrorCode.NamespaceNotFound, "ns does not exist")
     if "viewOn" in cmd or "pipeline" in cmd:
         raise MongoError(ErrorCode.InvalidOptions, "option only supported on a view: viewOn")
-    for option in ("timeseries", "timeseriesBucketsMayHaveMixedSchemaData"):
+    for option in _ONLY_ON_TIMESERIES:
         if option in cmd:
             raise MongoError(ErrorCode.InvalidOptions, f"option only supported on a time-series collection: {option}")
     expire = None  # a clustered collection's TTL (the TTL monitor expires its dated _ids): seconds or "off"
@@ -1091,9 +1097,12 @@ def _coll_mod_target(info, change: CollModIndex) -> dict:
 
 
 async def _coll_mod_view(ctx: CommandContext, db: str, name: str, cmd: dict) -> dict:
-    for k in ("validator", "validationLevel", "validationAction", "index", "expireAfterSeconds"):
+    for k in _NOT_ON_A_VIEW:
         if k in cmd:
             raise MongoError(ErrorCode.InvalidOptions, f"option not supported on a view: {k}")
+    for k in _ONLY_ON_TIMESERIES:
+        if k in cmd:
+            raise MongoError(ErrorCode.InvalidOptions, f"option only supported on a time-series collection: {k}")
     # Without auth mongod lets collMod give one of viewOn/pipeline and keeps the other (with auth,
     # both are required: tidemark.auth.rules refuses it before the command runs).
     if "viewOn" not in cmd and "pipeline" not in cmd:
