@@ -6,11 +6,16 @@ index key from the records and compares the counts with what each index holds.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from bson.max_key import MaxKey
+from bson.min_key import MinKey
 
 from tidemark import log
+from tidemark.arguments import safe_number_long, wrong_type
 from tidemark.arguments import scale_arg as _scale
 from tidemark.coll_stats import add_unstored as _add_unstored
 from tidemark.coll_stats import empty_stats as _empty_stats
@@ -19,10 +24,14 @@ from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.core import namespace
+from tidemark.core.clustered import cluster_info
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_logic import truthy
-from tidemark.query.index_keys import keyer_for
+from tidemark.query.index_keys import MULTIKEY_FLAG, keyer_for
+from tidemark.query.index_kinds import key_direction
+from tidemark.query.values import equal
+from tidemark.storage.keys import encode_key
 
 
 async def coll_stats(ctx: CommandContext, cmd: dict) -> dict:
@@ -222,9 +231,21 @@ def _record_id(rid: bytes) -> str:
 
 
 async def data_size(ctx: CommandContext, cmd: dict) -> dict:
+    """mongod 7.0's CmdDataSize (dbcommands.cpp): the stored size and count of a collection's documents,
+    or of those in ``[min, max)`` of an index prefixed by ``keyPattern`` (inferred from ``min``: each of
+    its fields ascending) that is neither sparse, partial, multikey nor collated, the clustered index
+    when it is the key. ``maxObjects`` / ``maxSize`` stop the count one document past them
+    (``maxReached``); ``estimate`` counts each document at the average size."""
     target = cmd.get("dataSize", cmd.get("datasize"))
     if type(target) is not str or "." not in target:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
+    low, high, key_pattern = (C.doc_arg(cmd, f, "dataSize") for f in ("min", "max", "keyPattern"))
+    estimate = _safe_bool(cmd, "estimate")
+    max_size, max_objects = (_safe_int64(cmd, f) for f in ("maxSize", "maxObjects"))
+    if (low is None) != (high is None):
+        negation = "" if low is not None else "not "
+        raise MongoError(ErrorCode.BadValue, f"Max must {negation}be set if min is {negation}set.")
+    low, high = low or {}, high or {}
 
     db, _, name = target.partition(".")
 
@@ -236,12 +257,95 @@ async def data_size(ctx: CommandContext, cmd: dict) -> dict:
                 if C.get_view(r, db, name) is not None:
                     raise MongoError(ErrorCode.CommandNotSupportedOnView,
                                      f"Namespace {target} is a view, not a collection")
+            records = r.count(info) if info is not None else 0
+            if info is None or records == 0:
                 return {"size": Int64(0), "numObjects": Int64(0), "millis": Int64(0)}
-            size = r.data_size(info)
-            return {"estimate": bool(cmd.get("estimate", False)), "size": Int64(size),
-                    "numObjects": Int64(r.count(info)), "millis": Int64(0)}
+            if bool(low) != bool(high):
+                raise MongoError(ErrorCode.BadValue, "Only one of min or max specified")
+            reply: dict = {"estimate": estimate}
+            if not low and (estimate or not (max_size or max_objects)):
+                # every record counted at its size: the collection's size counter says it at once
+                reply.update(size=Int64(r.data_size(info)), numObjects=Int64(records), millis=Int64(0))
+                return reply
+            sizes = _record_sizes(r, info, low, high, key_pattern)
+            average = r.data_size(info) // records
+            size = count = 0
+            for record_size in sizes:
+                size += average if estimate else record_size
+                count += 1
+                if (max_size and size > max_size) or (max_objects and count > max_objects):
+                    reply["maxReached"] = True
+                    break
+            reply.update(size=Int64(size), numObjects=Int64(count), millis=Int64(0))
+            return {k: reply[k] for k in ("estimate", "size", "numObjects", "millis", "maxReached") if k in reply}
 
     return await ctx.run_blocking(work)
+
+
+def _safe_bool(cmd: dict, name: str) -> bool:
+    """An IDL safeBool argument of dataSize (absent: false)."""
+    value = cmd.get(name, False)
+    if not isinstance(value, bool | int | float | Decimal128):
+        raise wrong_type(f"dataSize.{name}", value, ("bool", "long", "int", "decimal", "double"))
+    return truthy(value)
+
+
+def _safe_int64(cmd: dict, name: str) -> int:
+    """An IDL safeInt64 argument of dataSize (absent: 0, no limit)."""
+    value = cmd.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal128):
+        raise wrong_type(f"dataSize.{name}", value, ("long", "int", "decimal", "double"))
+    return safe_number_long(value)
+
+
+def _record_sizes(r: Any, info: Any, low: dict, high: dict, key_pattern: dict | None) -> Iterator[int]:
+    """The BSON sizes of the records dataSize counts: all of them in record order, or those of the
+    ``[low, high)`` range of the index ``key_pattern`` prefixes, in the index's order."""
+    if not low:
+        return (len(doc) for _, doc in r.scan(info))
+    pattern = key_pattern or {f: 1 for f in low}  # mongod's Helpers::inferKeyPattern
+    cluster = cluster_info(info)
+    if cluster is not None and _prefixes(pattern, cluster["key"]) and len(pattern) == len(cluster["key"]):
+        low, high = (_extended(bound, cluster["key"]) for bound in (low, high))
+        return (len(doc) for _, doc in r.scan(info, lo=encode_key(list(low.values())),
+                                              hi=encode_key(list(high.values())), hi_inclusive=False))
+    index = next((spec for spec in info.indexes if _shard_key_index(spec, pattern)), None)
+    if index is None:
+        raise MongoError(ErrorCode.OperationFailed, "Couldn't find valid index containing key pattern")
+    directions = [key_direction(v) for v in index["key"].values()]
+    low, high = (_extended(bound, index["key"]) for bound in (low, high))
+    keys = r.index_scan(info, index["name"], encode_key(list(low.values()), directions),
+                        encode_key(list(high.values()), directions), hi_inclusive=False)
+    return (len(r.get(info, rid) or b"") for _, rid in keys)
+
+
+def _shard_key_index(spec: dict, pattern: dict) -> bool:
+    """mongod's isCompatibleWithShardKey with requireSingleKey: an index ``pattern`` prefixes, neither
+    partial, sparse, multikey nor collated."""
+    return not (spec.get("sparse") or "partialFilterExpression" in spec or spec.get(MULTIKEY_FLAG)
+                or spec.get("collation") or spec.get("clustered")) and _prefixes(pattern, spec["key"])
+
+
+def _prefixes(pattern: dict, key: dict) -> bool:
+    """``pattern.isPrefixOf(key)``: the same leading fields with equal values (BSON comparison: numbers
+    by value)."""
+    return len(pattern) <= len(key) and all(
+        name == key_name and equal(value, key_value)
+        for (name, value), (key_name, key_value) in zip(pattern.items(), key.items(), strict=False))
+
+
+def _extended(bound: dict, key: dict) -> dict:
+    """mongod's KeyPattern::extendRangeBound(bound, false): the bound's fields must be the key's leading
+    ones (16634); the key's further fields get MinKey (ascending) or MaxKey (descending)."""
+    if len(bound) > len(key):
+        raise MongoError(16649, f"keyPattern {C.format_value(key)} shorter than bound {C.format_value(bound)}")
+    if list(bound) != list(key)[:len(bound)]:
+        raise MongoError(16634, f"field names of bound {C.format_value(bound)} do not match those of keyPattern "
+                                f"{C.format_value(key)}")
+    out = dict(bound)
+    for name, value in list(key.items())[len(bound):]:
+        out[name] = MaxKey() if key_direction(value) < 0 else MinKey()
+    return out
 
 
 COMMANDS = [
