@@ -221,9 +221,15 @@ def _collection_md5(r, info) -> str:
 async def db_hash(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     db = ctx.db
-    wanted = cmd.get("collections")
-    if wanted is not None and (not isinstance(wanted, list) or not all(type(n) is str for n in wanted)):
+    # mongod reads ``collections`` only when it is an array (anything else hashes every collection)
+    wanted = cmd.get("collections") if isinstance(cmd.get("collections"), list) else None
+    if wanted is not None and not all(type(n) is str for n in wanted):
         raise MongoError(ErrorCode.BadValue, "collections entries have to be strings")
+    first = next(iter(cmd.values()))
+    if type(first) is str:
+        # mongod checks the namespace Command::parseNs makes of a string first value, "<db>.<value>",
+        # as a database name: the dot never passes (dbhash.cpp; jstests/core/diagnostics/dbhash.js)
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid db name: {db}.{first}")
 
     def work():
         with ctx.server.engine.read() as r:
