@@ -260,8 +260,8 @@ class Dispatcher:
         except CloseConnection:
             raise
         except Exception as exc:  # noqa: BLE001 - this is the one translation point
-            if spec is None:
-                self.server.opcounters["command"] += 1
+            # (an unknown command counts in metrics.commands.<UNKNOWN> only: mongod's opcounters count
+            # a command once it is found and authorized, ParseAndRunCommand's gotCommand)
             reply = error_reply(exc, context=f"conn{conn.id}")
         elapsed = time.monotonic() - started - (ctx.paused if ctx is not None else 0.0)
         server = self.server

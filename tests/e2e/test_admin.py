@@ -200,6 +200,20 @@ def test_an_aggregate_counts_as_a_query(client, db):
     assert after["command"] - before["command"] == 1  # (the serverStatus itself)
 
 
+@pytest.mark.commands("serverStatus")
+@pytest.mark.parametrize("name", ["invalid", "IHopeNobodyEverMakesThisACommand", "Find", "isMasterX"])
+def test_an_unknown_command_counts_in_unknown_only(client, db, name):
+    """opcounters_write_cmd.js: an unrecognized command is not an opcounters command (mongod counts a
+    command once found, ParseAndRunCommand::_prologue's gotCommand) but one more
+    metrics.commands.<UNKNOWN>; Tidemark counted it in opcounters.command too."""
+    before = client.admin.command("serverStatus")
+    _fails(client, {name: 1}, 59, db=db.name)
+    after = client.admin.command("serverStatus")
+    assert after["opcounters"]["command"] - before["opcounters"]["command"] == 1  # (the serverStatus itself)
+    assert after["metrics"]["commands"]["<UNKNOWN>"] - before["metrics"]["commands"].get("<UNKNOWN>", 0) == 1
+    assert name not in after["metrics"]["commands"]
+
+
 @pytest.mark.commands("serverStatus", "insert")
 @pytest.mark.parametrize("ordered,counted", [(True, 2), (False, 3)])
 def test_an_insert_counts_the_documents_it_tried(client, db, ordered, counted):
