@@ -33,6 +33,9 @@ _KINDS: dict[str, tuple[str, str, str]] = {
     "update": ("update", "writeLock", "writes"),
     "delete": ("remove", "writeLock", "writes"),
     "findAndModify": ("commands", "writeLock", "writes"),
+    # mongod's killCursors tracks its collection unlocked (Top::LockType::NotLocked) as the killCursors
+    # logical op, which has no usage counter of its own: only total and the commands histogram
+    "killCursors": ("", "", "commands"),
 }
 _WRITE_COMMANDS = frozenset({
     "create", "drop", "dropDatabase", "createIndexes", "dropIndexes", "collMod", "renameCollection",
@@ -43,7 +46,7 @@ _WRITE_COMMANDS = frozenset({
 # "*"``, ``dbHash``...) must not become namespaces (mongotop would list ``admin.global``).
 _COLLECTION_COMMANDS = frozenset({
     *_KINDS, "create", "drop", "createIndexes", "listIndexes", "dropIndexes", "collMod", "collStats",
-    "validate", "convertToCapped", "cloneCollectionAsCapped", "compact", "reIndex",
+    "validate", "convertToCapped", "cloneCollectionAsCapped", "compact", "reIndex", "explain", "dataSize",
 })
 _BUCKETS = 40  # 2^0 .. 2^39 microseconds (~6 days): the last bucket takes everything longer
 
@@ -55,12 +58,27 @@ def _kinds(name: str) -> tuple[str, str, str]:
     return kinds
 
 
+def command_target(name: str, cmd: dict[str, Any], db: str) -> tuple[str, str] | None:
+    """The (database, collection) a command works on, None for commands on no collection: the first
+    value's, getMore's ``collection``, the explained command's collection, dataSize's full namespace."""
+    if name == "getMore":
+        target = cmd.get("collection")
+    elif name == "explain":
+        inner = cmd.get("explain")
+        target = next(iter(inner.values()), None) if isinstance(inner, dict) and inner else None
+    else:
+        target = cmd.get(name)
+        if name == "dataSize" and type(target) is str:
+            db, _, target = target.partition(".")
+    if type(target) is str and target:
+        return db, target
+    return None
+
+
 def command_namespace(name: str, cmd: dict[str, Any], db: str) -> str | None:
     """The collection namespace a command works on (None for commands on no collection)."""
-    target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-    if type(target) is str and target:
-        return f"{db}.{target}"
-    return None
+    target = command_target(name, cmd, db)
+    return f"{target[0]}.{target[1]}" if target is not None else None
 
 
 class Histogram:
@@ -114,10 +132,12 @@ class Top:
             histogram.counts[bucket] += 1
             histogram.latency += micros
             histogram.ops += 1
-        target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-        if type(target) is not str or not target or name == "drop" or name not in _COLLECTION_COMMANDS:
-            # a drop leaves no usage behind; a command on no collection has none
+        if name == "drop" or name not in _COLLECTION_COMMANDS:
+            return  # a drop leaves no usage behind; a command on no collection has none
+        found = command_target(name, cmd, db)
+        if found is None:
             return
+        db, target = found
         entries = self._targets.get((name, db, target))
         if entries is None:
             if not _valid_namespace(db, target):
@@ -147,8 +167,9 @@ class Top:
             self.latency[ns] = {kind: Histogram() for kind in LATENCY_KINDS}
         if len(self._targets) > 100_000:
             self._targets.clear()
-        entries = self._targets[key] = (usage["total"], usage[lock_kind], usage[op_kind],
-                                        self.latency[ns][latency_kind])
+        unkept = [0, 0]  # (the usage a kind without a counter of its own adds to)
+        entries = self._targets[key] = (usage["total"], usage[lock_kind] if lock_kind else unkept,
+                                        usage[op_kind] if op_kind else unkept, self.latency[ns][latency_kind])
         return entries
 
     def forget(self, ns: str) -> None:

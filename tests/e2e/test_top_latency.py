@@ -139,3 +139,43 @@ def test_a_database_name_refused_leaves_top_answering(server, client, name):
     reply = raw_command(server.port, {"find": "c", "$db": name})
     assert reply["ok"] == 0 and reply["code"] == 73
     assert all(not ns.startswith(f"{name}.") for ns in client.admin.command("top")["totals"])
+
+
+def _latency_ops(db, name: str) -> dict:
+    # (the $collStats reading them is one more read: the callers compare reads with that in mind)
+    stats = next(db[name].aggregate([{"$collStats": {"latencyStats": {}}}]))["latencyStats"]
+    return {kind: stats[kind]["ops"] for kind in ("reads", "writes", "commands")}
+
+
+@pytest.mark.commands("killCursors", "explain", "dataSize", "aggregate", "top")
+@pytest.mark.parametrize("operation", ["killCursors", "explain_find", "explain_count", "explain_update",
+                                       "dataSize", "dataSize_other_db"])
+def test_commands_naming_a_collection_their_own_way_count_on_it(db, client, operation):
+    """jstests/core/diagnostics/operation_latency_histogram.js: killCursors (a cursor of the collection),
+    explain (of a command on it) and dataSize (its full namespace) each add one to the collection's
+    commands histogram and its top total, as mongod's Top records them (killCursors unlocked, without a
+    usage counter of its own; the others read-locked commands). Tidemark looked for the collection in
+    the command's first value only: it missed the explained command's and took dataSize's namespace
+    for a collection name."""
+    db.lat.insert_many([{"_id": i, "x": i} for i in range(5)])
+    ns = f"{db.name}.lat"
+    run = {
+        "killCursors": lambda: db.command("killCursors", "lat", cursors=[cursor_id]),
+        "explain_find": lambda: db.command("explain", {"find": "lat", "filter": {"x": 1}}),
+        "explain_count": lambda: db.command("explain", {"count": "lat"}, verbosity="queryPlanner"),
+        "explain_update": lambda: db.command("explain", {"update": "lat", "updates": [{"q": {}, "u": {"y": 1}}]}),
+        "dataSize": lambda: db.command("dataSize", ns),
+        "dataSize_other_db": lambda: client.admin.command("dataSize", ns),
+    }[operation]
+    cursor_id = db.command("find", "lat", batchSize=1)["cursor"]["id"]
+    before, top_before = _latency_ops(db, "lat"), _top(client, ns)
+    run()
+    after, top_after = _latency_ops(db, "lat"), _top(client, ns)
+    assert (after["reads"] - before["reads"], after["writes"] - before["writes"],
+            after["commands"] - before["commands"]) == (1, 0, 1)
+    # (the $collStats between the two tops is an aggregate: one more total and one more command)
+    assert top_after["total"]["count"] - top_before["total"]["count"] == 2
+    expected_commands = 1 if operation == "killCursors" else 2
+    assert top_after["commands"]["count"] - top_before["commands"]["count"] == expected_commands
+    totals = client.admin.command("top")["totals"]
+    assert f"{db.name}.{ns}" not in totals and f"admin.{ns}" not in totals
