@@ -13,6 +13,7 @@ Extension point: ``LIFECYCLE_HOOKS`` is an explicit tuple of modules exposing
 from __future__ import annotations
 
 import asyncio
+import datetime
 import errno
 import functools
 import os
@@ -20,13 +21,18 @@ import signal
 import socket
 import sys
 import threading
+import time
 from typing import Any
+
+from bson.int64 import Int64
 
 from tidemark import fsync_lock, gc_policy, log, session_refresh, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.commands import fcv
+from tidemark.commands.handshake import build_info_document
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
+from tidemark.core import capped
 from tidemark.core.collection import BUCKETS_PREFIX, system_js_globals
 from tidemark.cursors import CursorRegistry
 from tidemark.dispatch import Dispatcher
@@ -57,6 +63,38 @@ def _drop_temporary_collections(engine: Any) -> None:
     engine.write_sync(drop)
     for ns in temporary:
         log.info("STORAGE", 22247, "Dropping temporary collection", ctx="initandlisten", namespace=ns)
+
+STARTUP_LOG = "local.startup_log"
+STARTUP_LOG_SIZE = 10 * 1024 * 1024
+
+
+def _log_startup(engine: Any, parsed_options: dict) -> None:
+    """One document per start in ``local.startup_log`` (created capped, 10 MB), as mongod's logStartup
+    (mongod_main.cpp): ``_id`` "<host>-<start ms>", the host name, the start time (seconds) and its
+    local ctime string, the parsed command line (getCmdLineOpts ``parsed``), the pid and the build
+    info (the buildInfo command's document); tools read the last one."""
+    now_ms = int(time.time() * 1000)
+    host = socket.gethostname()
+    local = time.localtime(now_ms / 1000)
+    entry = {
+        "_id": f"{host}-{now_ms}",
+        "hostname": host,
+        "startTime": datetime.datetime.fromtimestamp(now_ms // 1000, tz=datetime.UTC),
+        "startTimeLocal": time.strftime("%a %b ", local) + f"{local.tm_mday:2d} "
+                          + time.strftime("%H:%M:%S", local) + f".{now_ms % 1000:03d}",
+        "cmdLine": parsed_options,
+        "pid": Int64(os.getpid()),
+        "buildinfo": build_info_document(),
+    }
+
+    def write(w: Any) -> None:
+        info = w.get_collection(STARTUP_LOG)
+        if info is None:
+            info = w.create_collection(STARTUP_LOG, {"capped": True, "size": STARTUP_LOG_SIZE})
+        capped.insert_documents(w, info, [entry])
+
+    engine.write_sync(write)
+
 
 # The thread pool: a thread per running operation (threads start as needed; one waiting for a run
 # token holds no GIL), so that long operations never occupy every thread. Requests of one connection
@@ -212,6 +250,7 @@ class App:
             for hook in LIFECYCLE_HOOKS:
                 await hook.on_startup(state)
                 self._hooks_started.append(hook)
+            _log_startup(engine, options.parsed)
         except StorageError as exc:  # e.g. journal recovery on a full disk: one clear line, exit 100
             state.engine.compact_on_close = False  # nothing more to write on the way out
             await self._close_state()
