@@ -29,6 +29,7 @@ from bson.int64 import Int64
 from tidemark import fsync_lock, gc_policy, log, session_refresh, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
 from tidemark.commands import fcv
+from tidemark.commands.admin import log_process_details
 from tidemark.commands.handshake import build_info_document
 from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
@@ -210,6 +211,7 @@ class App:
             dbPath=options.dbpath,
             host=socket.gethostname(),
         )
+        log_process_details(options, ctx="initandlisten")
         try:
             tls_context = tls.server_context(options)
         except ValueError as exc:
@@ -335,7 +337,8 @@ class App:
         self.stopping.set()
 
     def _rotate_log(self) -> None:
-        log.rotate(self.options.log_rotate == "rename", ctx="SignalHandler")
+        if log.rotate(self.options.log_rotate == "rename", ctx="SignalHandler") is None:
+            log_process_details(self.options, ctx="SignalHandler", rotated=True)
 
     async def _reap_cursors(self) -> None:
         while True:

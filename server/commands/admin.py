@@ -24,6 +24,7 @@ from tidemark import log, ttl
 from tidemark.arguments import GENERIC_ARGUMENTS, check_fields, wrong_type
 from tidemark.auth.rules import OPEN, RULES
 from tidemark.auth.session import auth_info
+from tidemark.commands.handshake import build_info_document
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import javascript
@@ -100,6 +101,28 @@ async def get_cmd_line_opts(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
     return {"argv": list(options.argv), "parsed": options.parsed}
 
 
+def _os_info() -> dict[str, str]:
+    uname = platform.uname()
+    return {"name": f"{uname.system} {uname.release}", "version": uname.version}
+
+
+def log_process_details(server_options: Any, *, ctx: str, rotated: bool = False) -> None:
+    """The process's description as mongod logs it at start-up and again after each log rotation, so
+    that every log file says what wrote it (log_process_details.cpp): after a rotation "Process Details"
+    (20721: pid, port, architecture, host) first; then "Build Info" (23403), "Operating System" (51765)
+    and "Options set by command line" (21951, getCmdLineOpts' ``parsed``)."""
+    if rotated:
+        log.info("CONTROL", 20721, "Process Details", ctx=ctx, pid=os.getpid(), port=server_options.port,
+                 architecture="64-bit", host=socket.gethostname())
+    build = build_info_document()
+    log.info("CONTROL", 23403, "Build Info", ctx=ctx, buildInfo={
+        "version": build["version"], "gitVersion": build["gitVersion"],
+        "openSSLVersion": build["openssl"]["running"], "modules": build["modules"], "allocator": build["allocator"],
+        "environment": {key: build["buildEnvironment"][key] for key in ("distmod", "distarch", "target_arch")}})
+    log.info("CONTROL", 51765, "Operating System", ctx=ctx, os=_os_info())
+    log.info("CONTROL", 21951, "Options set by command line", ctx=ctx, options=server_options.parsed)
+
+
 async def host_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     uname = platform.uname()
     memory = psutil.virtual_memory()
@@ -118,7 +141,7 @@ async def host_info(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
             "numaEnabled": False,
             "numNumaNodes": 1,
         },
-        "os": {"type": uname.system, "name": f"{uname.system} {uname.release}", "version": uname.version},
+        "os": {"type": uname.system, **_os_info()},
         "extra": {
             "versionString": f"{uname.system} version {uname.release} {uname.version}",
             "kernelVersion": uname.release,
@@ -263,6 +286,7 @@ async def log_rotate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]
                          log_type=value if type(value) is str else None)
     if failure is not None:
         raise MongoError(ErrorCode.OperationFailed, f"Log rotation failed: {failure.strerror or failure}")
+    log_process_details(ctx.server.options, ctx=f"conn{ctx.conn.id}", rotated=True)
     return {}
 
 

@@ -124,3 +124,48 @@ def test_log_rotate_needs_the_log_rotate_action_under_auth(auth_server, root_cli
     root_client.admin.command("createUser", name + "h", pwd="pw", roles=[{"role": "hostManager", "db": "admin"}])
     with auth_server.client(username=name + "h", password="pw") as host_manager:
         assert host_manager.admin.command({"logRotate": 1})["ok"] == 1.0
+
+
+DETAILS = [(23403, "Build Info"), (51765, "Operating System"), (21951, "Options set by command line")]
+
+
+def _details(messages: list[dict], ctx: str) -> list[dict]:
+    wanted = {log_id for log_id, _ in DETAILS} | {20721}
+    return [m for m in messages if m["id"] in wanted and m["ctx"] == ctx]
+
+
+@pytest.mark.slow
+@pytest.mark.commands("logRotate", "getLog", "getCmdLineOpts", "buildInfo")
+@pytest.mark.parametrize("how", ["command", "sigusr1"])
+def test_each_log_file_starts_with_the_process_details(start_server, tmp_path, how):
+    """jstests/core/diagnostics/logprocessdetails.js: mongod logs the build, the operating system and the
+    parsed options at start-up and again after every rotation, preceded there by "Process Details" (pid,
+    port, architecture, host): log_process_details.cpp logProcessDetailsForLogRotate. Tidemark logged
+    only its own start line and never re-logged anything after a rotation."""
+    logfile = tmp_path / "logs" / "tm.log"
+    logfile.parent.mkdir()
+    server = start_server(args=("--logpath", str(logfile)))
+    with server.client() as client:
+        parsed = client.admin.command("getCmdLineOpts")["parsed"]
+        version = client.admin.command("buildInfo")["version"]
+        status = client.admin.command("serverStatus")
+        started = _details(_messages(logfile), "initandlisten")
+        assert [(m["id"], m["msg"]) for m in started] == DETAILS
+        if how == "command":
+            client.admin.command("logRotate")
+            [old] = _rotated(logfile)
+            ctx = next(m["ctx"] for m in _messages(old) if m["id"] == 23166)  # (the old file's last line)
+        else:
+            server.process.send_signal(signal.SIGUSR1)
+            _wait_for(lambda: _rotated(logfile))
+            ctx = "SignalHandler"
+        rotated = _wait_for(lambda: len(_details(_messages(logfile), ctx)) == 4 and _details(_messages(logfile), ctx))
+        assert [(m["id"], m["msg"]) for m in rotated] == [(20721, "Process Details"), *DETAILS]
+        assert rotated[0]["attr"] == {"pid": status["pid"], "port": server.port, "architecture": "64-bit",
+                                      "host": status["host"].split(":")[0]}
+        for entries in (started, rotated[1:]):
+            assert entries[0]["attr"]["buildInfo"]["version"] == version
+            assert set(entries[1]["attr"]["os"]) == {"name", "version"}
+            assert entries[2]["attr"]["options"] == parsed
+        ram = client.admin.command("getLog", "global")["log"]
+        assert any(re.search(".*conn.*options.*", line) for line in ram) or how == "sigusr1"
