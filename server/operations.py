@@ -82,6 +82,14 @@ class Operation:
         # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
         self.time_out_now: Any = None
 
+    def note_disk_use(self) -> None:
+        """The read spilled to disk (``interrupt.note_disk_use``): its facts, and its cursor's, which
+        every later getMore's facts start from, say so (mongod's usedDisk, a plan summary statistic
+        that stays true for the rest of the cursor's getMores)."""
+        for facts in (self.facts, getattr(self.cursor, "facts", None)):
+            if facts is not None and not isinstance(facts, list):
+                facts.used_disk = True
+
     @property
     def user(self) -> Any:
         """The name (``tidemark.auth.names.UserName``) of the user the connection is authenticated

@@ -14,7 +14,9 @@ planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the 
 Handlers leave a :class:`ReadFacts` on ``ctx.facts``: reads through a plan (find, aggregate, count;
 getMore continues its cursor's) for planSummary and keys/docs examined, writes also for what they
 wrote (``writes``: nMatched ... keysInserted, keysDeleted, counted by the write path; findAndModify
-leaves one with its scan's counters and its write counters). An update or
+leaves one with its scan's counters and its write counters). A read that spilled to disk (``query.spill``
+tells the bound operation: ``Operation.note_disk_use``) has ``used_disk`` on its facts and its cursor's:
+mongod's ``usedDisk``, after ``hasSortStage`` in the entry and the log line. An update or
 delete leaves a list of them, one per statement it ran: mongod profiles each statement on its own
 (op "update" / "remove", the statement as ``command``) and not the command.
 """
@@ -72,7 +74,7 @@ class ReadFacts:
     time the writer spent on it)."""
 
     __slots__ = ("plan", "stats", "ts_info", "origin", "_keys0", "_docs0", "writes", "statement", "millis",
-                 "touches_indexes", "ends_after")
+                 "touches_indexes", "ends_after", "used_disk")
 
     def __init__(self, plan=None, stats: dict | None = None, ts_info: dict | None = None,
                  origin: dict | None = None, *, since_now: bool = False, writes: dict[str, int] | None = None,
@@ -80,6 +82,7 @@ class ReadFacts:
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
         self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
         self.ends_after: int | None = None
+        self.used_disk = False  # the read spilled to disk (Operation.note_disk_use): mongod's usedDisk
         self.writes, self.statement, self.millis = writes, statement, 0.0
         # An update's: whether it may write an indexed path (mongod's indexesAffected, which decides
         # whether keysInserted / keysDeleted are shown when they are 0), asked only when an entry is made
@@ -105,6 +108,7 @@ class ReadFacts:
                 writes[key] = writes.get(key, 0) + value
             self.writes = writes
         self.millis += other.millis
+        self.used_disk = self.used_disk or other.used_disk
         if self.touches_indexes is None:
             self.touches_indexes = other.touches_indexes
 
@@ -120,7 +124,9 @@ class ReadFacts:
 
     def resumed(self) -> ReadFacts:
         """The facts of the read's next batch (a getMore): counted from where the last batch ended."""
-        return ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
+        facts = ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
+        facts.used_disk = self.used_disk
+        return facts
 
     def has_sort_stage(self) -> bool:
         """Whether the read sorts in memory (mongod's ``hasSortStage``; its getMores report it too): a
@@ -352,6 +358,8 @@ class Profiler:
             entry["keysExamined"], entry["docsExamined"] = keys, docs
             if facts.has_sort_stage():
                 entry["hasSortStage"] = True
+            if facts.used_disk:
+                entry["usedDisk"] = True
         writes = facts.writes if facts is not None and facts.writes is not None else _reply_counts(name, reply)
         for field in WRITE_COUNTS:
             if field in writes:
@@ -398,7 +406,8 @@ class Profiler:
             attr["appName"] = entry["appName"]
         command = log_command(name, cmd)
         attr["command"], truncated = truncate_for_log(_as_json(command))
-        for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "cursorExhausted"):
+        for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "hasSortStage", "usedDisk",
+                      "cursorExhausted"):
             if field in entry:
                 attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
         for field in (*WRITE_COUNTS, *KEY_COUNTS):

@@ -7,7 +7,8 @@ no operation is bound (pure use, tests, background jobs).
 
 The operation is any object with ``check()`` (raise if killed or past its deadline) and ``ticks`` (a
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
-counter decrement), and optionally ``released(fn)`` (:func:`gil_released`) , ``ns`` (the namespace it works
+counter decrement), and optionally ``released(fn)`` (:func:`gil_released`), ``note_disk_use()``
+(:func:`note_disk_use`: a spill happened), ``ns`` (the namespace it works
 on) and ``user`` (who runs it, a hashable name or None): server-side JavaScript keeps a scope per
 database and authenticated user. The server's ``check()`` is
 also where a long operation on the thread pool gives its run token to waiting ones
@@ -74,6 +75,14 @@ def tick(units: int = 1) -> None:
         if op.ticks <= 0:
             op.ticks = TICKS_PER_CHECK
             op.check()
+
+
+def note_disk_use() -> None:
+    """Tell the bound operation that its read wrote to disk (a spill: mongod's ``usedDisk``), if it
+    listens (an optional ``note_disk_use()``)."""
+    note = getattr(_CURRENT.get(), "note_disk_use", None)
+    if note is not None:
+        note()
 
 
 def gil_released(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -25,7 +25,7 @@ import bson
 
 from tidemark.protocol.codec import CODEC_OPTIONS, encode_in_order
 from tidemark.query.docmeta import DocMeta
-from tidemark.query.interrupt import tick
+from tidemark.query.interrupt import note_disk_use, tick
 
 SPILL_DIR: str | None = None  # None: the system's temporary directory (pure use, tests)
 _READ_BUFFER = 1024 * 1024
@@ -39,6 +39,7 @@ def configure(directory: str) -> None:
 
 def new_file() -> IO[bytes]:
     """An anonymous temporary file in ``SPILL_DIR`` (unlinked already: a crash leaves nothing)."""
+    note_disk_use()  # the operation's profile entry and slow-query line say usedDisk
     if SPILL_DIR is not None:
         os.makedirs(SPILL_DIR, mode=0o700, exist_ok=True)
     return tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - the caller owns it
