@@ -4,7 +4,8 @@ User documents: ``{_id: "<db>.<user>", userId: UUID, user, db, credentials: {"SC
 "SCRAM-SHA-256": {...}}, roles: [{role, db}], customData?, authenticationRestrictions?}``.
 Role documents: ``{_id: "<db>.<role>", role, db, privileges: [{resource, actions}], roles: [{role, db}],
 authenticationRestrictions?}``. Both collections get mongod's unique ``user_1_db_1`` /
-``role_1_db_1`` index besides ``_id_``.
+``role_1_db_1`` index besides ``_id_``; one that lost it (dropIndexes) gets it back at the next start-up
+(:func:`missing_indexes`, :func:`restore_indexes`), as mongod's verifySystemIndexes.
 
 Every write function first makes sure ``admin.system.version`` holds mongod's auth schema document
 ``{_id: "authSchema", currentVersion: 5}`` (:func:`ensure_auth_schema`).
@@ -96,6 +97,41 @@ def _collection(w: Any, ns: str) -> Any:
         info = w.create_collection(ns)
         info = w.create_index(info, dict(_INDEXES[ns]), [])
     return info
+
+
+def index_spec(ns: str) -> dict:
+    """The index mongod keeps on ``ns`` (one of the two) besides ``_id_``."""
+    return dict(_INDEXES[ns])
+
+
+def missing_indexes(engine: Any) -> list[str]:
+    """The namespaces of the two that exist without an index on their key pattern ({user: 1, db: 1} /
+    {role: 1, db: 1}: mongod looks for the pattern, whatever the index's name)."""
+    with engine.read() as r:
+        return [ns for ns, spec in _INDEXES.items()
+                if (info := r.get_collection(ns)) is not None
+                and not any(dict(s["key"]) == spec["key"] for s in info.indexes)]
+
+
+def restore_indexes(namespaces: list[str]) -> Callable[[Any], list[str]]:
+    """A write function giving each of ``namespaces`` its index back, built over its documents. Returns
+    those it could not restore (documents that break its uniqueness): mongod logs and goes on."""
+
+    def fn(w: Any) -> list[str]:
+        failed = []
+        for ns in namespaces:
+            info = w.get_collection(ns)
+            spec = dict(_INDEXES[ns])
+            name = str(spec["name"])
+            entries = [(key, rid) for rid, data in w.scan(info)
+                       for key in index_keys.index_key_map([spec], codec.decode(data))[name]]
+            try:
+                w.create_index(info, spec, sorted(entries))
+            except DuplicateKey:
+                failed.append(ns)
+        return failed
+
+    return fn
 
 
 def ensure_auth_schema(w: Any) -> None:
