@@ -227,6 +227,24 @@ def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:
                   idle_cursors=options.get("idleCursors", False), truncate=options.get("truncateOps", False))
 
 
+def count_stages(server: ServerState, pipeline: Any, target: Any = None) -> None:
+    """serverStatus metrics.aggStageCounters: one use of each stage of a pipeline that ran (after its read
+    opened, as mongod ticks once the executor is built), of its sub-pipelines, and of the stages put in
+    front of it by what it read (``target``, the resolved namespace: a view's pipeline, a time-series
+    collection's $_internalUnpackBucket — mongod ticks the resolved pipeline); an update statement's
+    pipeline."""
+    counters = server.agg_stage_counters
+    for part in (_front_stages(target) if target is not None else None, pipeline):
+        for name in pipeline_mod.stage_names(part, TS_EXTRA_STAGES):
+            counters[name] = counters.get(name, 0) + 1
+
+
+def stage_counters(server: ServerState) -> dict[str, int]:
+    """Every stage Tidemark knows, by name, with its uses (mongod lists each registered stage, from 0)."""
+    counters = server.agg_stage_counters
+    return {name: counters.get(name, 0) for name in sorted({*pipeline_mod.known_stage_names(), *TS_EXTRA_STAGES})}
+
+
 def allow_disk_use_default(server: ServerState) -> bool:
     """What a read that does not say ``allowDiskUse`` may do (mongod's ``allowDiskUseByDefault``,
     true since 6.0: a blocking sort over its memory limit spills instead of failing with 292)."""
@@ -334,10 +352,10 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
                 source = (doc for doc in source if holds(hinted, doc))
         if not full:
-            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns), coll
+            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
-        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns), coll
+        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
     if info is None:
         source = iter(())
         plan = Plan("COLLSCAN")
@@ -377,11 +395,11 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             source = filter(match_mod.compile_node(match_stage.node, variables=variables, collation=coll), source)
             full = full[1:]
     if not full:
-        return ReadResult(source, plan, full, stats, None, ns), coll
+        return ReadResult(source, plan, full, stats, None, ns, target=resolved), coll
     pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
                             collation=coll)
     out = run_pipeline(full, source, pctx)
-    return ReadResult(out, plan, full, stats, None, ns), coll
+    return ReadResult(out, plan, full, stats, None, ns, target=resolved), coll
 
 
 def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:

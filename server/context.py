@@ -151,6 +151,8 @@ class ServerState:
     # the names of no command; update / findAndModify also count statements with an aggregation
     # pipeline or arrayFilters (mongod's UpdateMetrics)
     command_counts: dict[str, list[int]] = field(default_factory=dict)
+    # serverStatus metrics.aggStageCounters: stage name -> uses (collections.count_stages)
+    agg_stage_counters: dict[str, int] = field(default_factory=dict)
     update_shapes: dict[str, dict[str, int]] = field(default_factory=lambda: {
         name: {"arrayFilters": 0, "pipeline": 0} for name in ("update", "findAndModify")})
     connections_current: int = 0

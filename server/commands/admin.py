@@ -20,6 +20,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 
+from tidemark import collections as access
 from tidemark import log, ttl
 from tidemark.arguments import GENERIC_ARGUMENTS, check_fields, wrong_type
 from tidemark.auth.rules import OPEN, RULES
@@ -241,7 +242,8 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
         "opLatencies": {kind: {"latency": Int64(h["latency"]), "ops": Int64(h["ops"])}
                         for kind, h in state.top.op_latencies().items()},
         "mem": _memory(state, memory),
-        "metrics": {"commands": _command_metrics(state),
+        "metrics": {"aggStageCounters": {name: Int64(n) for name, n in access.stage_counters(state).items()},
+                    "commands": _command_metrics(state),
                     "cursor": state.cursors.metrics(),
                     **state.document_metrics.sections(),
                     "ttl": {name: Int64(n) for name, n in ttl.metrics().items()}},

@@ -121,6 +121,13 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
         return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
 
+    counted: list[bool] = []
+
+    def count_stages(target: Any = None) -> None:
+        if not counted:  # (once: a restarted open_docs does not count again)
+            counted.append(True)
+            access.count_stages(ctx.server, pipeline, target)
+
     def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
         """The read, opened in the job that draws the first batch (cursor_reply). Without $out or
         $merge it changes nothing but what it returns (``ctx.facts``, set again by each run):
@@ -128,13 +135,18 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         if sessions is not None:
             pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
                                            allow_disk_use=allow_disk)
-            return budget.outer(access.run_pipeline(pipeline[1:], sessions, pctx)), None
+            docs = access.run_pipeline(pipeline[1:], sessions, pctx)
+            count_stages()
+            return budget.outer(docs), None
         if name is None:
-            return budget.outer(_db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)), None
+            docs = _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
+            count_stages()
+            return budget.outer(docs), None
         access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation,
                                   collection_uuid=collection_uuid, raw_ok=True)
+        count_stages(result.target)
         ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return budget.outer(result.docs), ctx.facts
 

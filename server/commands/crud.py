@@ -126,8 +126,11 @@ def _count_update_shape(ctx: CommandContext, command: str, statement: dict) -> N
     """serverStatus metrics.commands.<update|findAndModify>: a statement with an aggregation pipeline as its
     update, one with arrayFilters (mongod's UpdateMetrics, per statement of a parsed command)."""
     shapes = ctx.server.update_shapes[command]
-    if isinstance(statement.get("u" if command == "update" else "update"), list):
+    update = statement.get("u" if command == "update" else "update")
+    if isinstance(update, list):
         shapes["pipeline"] += 1
+        if command == "update":  # (and its stages: mongod's update command ticks them, findAndModify not)
+            access.count_stages(ctx.server, update)
     if statement.get("arrayFilters") is not None:
         shapes["arrayFilters"] += 1
 

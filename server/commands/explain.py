@@ -146,6 +146,7 @@ async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipe
             res = access.open_read(ctx.server, db, name, read_pipeline, hint=cmd.get("hint"), ctx=ctx,
                                    variables=evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
                                    collation=C.collation_arg(cmd, "aggregate"), target=target)
+        access.count_stages(ctx.server, pipeline, res.target)  # (mongod ticks explained pipelines too)
         n: int | None = None
         error: MongoError | None = None
         t0 = time.monotonic()

@@ -186,6 +186,38 @@ def is_stage(name: str) -> bool:
     return name in STAGES or name in _NOT_SUPPORTED or name in _ATLAS_ONLY
 
 
+def stage_names(pipeline: Any, extra: Any = ()) -> Iterator[str]:
+    """The name of each stage of ``pipeline`` and of its sub-pipelines ($lookup's and $unionWith's
+    ``pipeline``, each of $facet's, $merge's ``whenMatched`` pipeline) that is a stage Tidemark knows
+    (or one of ``extra``): what mongod's LiteParsedPipeline::tickGlobalStageCounters counts."""
+    if not STAGES:
+        STAGES.update(_stage_table())
+    if type(pipeline) is not list:
+        return
+    for stage in pipeline:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            continue
+        name, spec = next(iter(stage.items()))
+        if name not in STAGES and name not in extra:
+            continue
+        yield name
+        subs: list[Any] = []
+        if name in ("$lookup", "$unionWith") and isinstance(spec, dict):
+            subs.append(spec.get("pipeline"))
+        elif name == "$facet" and isinstance(spec, dict):
+            subs.extend(spec.values())
+        elif name == "$merge" and isinstance(spec, dict):
+            subs.append(spec.get("whenMatched"))
+        for sub in subs:
+            yield from stage_names(sub, extra)
+
+
+def known_stage_names() -> list[str]:
+    if not STAGES:
+        STAGES.update(_stage_table())
+    return list(STAGES)
+
+
 def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
     """Validate and compile every stage; raises MongoError before any document is processed."""
     if not STAGES:
