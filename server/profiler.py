@@ -406,8 +406,8 @@ class Profiler:
             attr["appName"] = entry["appName"]
         command = log_command(name, cmd)
         attr["command"], truncated = truncate_for_log(_as_json(command))
-        for field in ("originatingCommand", "planSummary", "keysExamined", "docsExamined", "hasSortStage", "usedDisk",
-                      "cursorExhausted"):
+        for field in ("originatingCommand", "planSummary", "cursorid", "keysExamined", "docsExamined", "hasSortStage",
+                      "usedDisk", "cursorExhausted"):
             if field in entry:
                 attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
         for field in (*WRITE_COUNTS, *KEY_COUNTS):
