@@ -7,7 +7,8 @@ Schema: the ``_catalog`` sub-database maps ``ns`` (UTF-8) to one BSON document
 
 Invariants:
 - A database exists exactly when it holds at least one collection (as in mongod).
-- No collection is created in a database whose name has a ``$`` (``check_creatable``).
+- No collection is created in a database whose name has a ``$``, nor a ``local.oplog.*`` one that is not
+  capped (``check_creatable``).
 - Idents are allocated from a counter in ``_meta`` and never reused, so a sub-database name
   ("r:<ident>" for records, "i:<ident>" for an index) always belongs to one collection/index
   incarnation; rename only rewrites the catalog key, never moves data.
@@ -26,7 +27,7 @@ import bson
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 
-from tidemark.storage.errors import InvalidNamespace
+from tidemark.storage.errors import InvalidNamespace, NonCappedOplog
 
 # Same decisions as tidemark.protocol.codec (storage may not import protocol): dicts, naive UTC dates,
 # standard UUIDs, Int64 kept.
@@ -48,12 +49,16 @@ def split_ns(ns: str) -> tuple[str, str]:
     return db, name
 
 
-def check_creatable(ns: str) -> None:
+def check_creatable(ns: str, options: dict[str, Any] | None = None) -> None:
     """A collection is never created in a database whose name has a ``$`` (mongod's userAllowedCreateNS:
-    a command may name ``$external``, nothing is stored there). 73 "Invalid namespace: <ns>"."""
+    a command may name ``$external``, nothing is stored there). 73 "Invalid namespace: <ns>". With the
+    creation's ``options`` (None: only the name is checked), a ``local.oplog.*`` collection must be
+    capped: 28838 (mongod's check at every creation, explicit or implicit)."""
     db, _ = split_ns(ns)
     if "$" in db:
         raise InvalidNamespace(f"Invalid namespace: {ns}")
+    if options is not None and ns.startswith("local.oplog.") and not options.get("capped"):
+        raise NonCappedOplog()
 
 
 def records_db_name(ident: str) -> bytes:

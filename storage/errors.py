@@ -123,6 +123,16 @@ class InvalidNamespace(StorageError, ValueError):
     code_name = "InvalidNamespace"
 
 
+class NonCappedOplog(StorageError, ValueError):
+    """mongod's DatabaseImpl::_checkCanCreateCollection: a ``local.oplog.*`` collection is capped."""
+
+    code = 28838
+    code_name = "Location28838"
+
+    def __init__(self, message: str = "cannot create a non-capped oplog collection"):
+        super().__init__(message)
+
+
 class TooManyCollections(StorageError):
     """LMDB's max_dbs is reached: every collection and index uses one sub-database."""
 

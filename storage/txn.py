@@ -225,7 +225,7 @@ class WriteTxn(ReadView):
     @_guard
     def create_collection(self, ns: str, options: dict[str, Any] | None = None, *, clustered: bool = False,
                           uuid: uuid_module.UUID | None = None) -> CollectionInfo:
-        check_creatable(ns)
+        check_creatable(ns, options or {})
         if self._txn.get(ns.encode(), db=self._engine._catalog_db) is not None:
             raise NamespaceExists(ns)
         with self._atomic():

@@ -223,7 +223,12 @@ async def _insert(ctx: CommandContext, cmd: dict, name: str, docs: Any, ordered:
     def fn(w, part):
         from tidemark.core.collection import ensure_collection
 
-        coll = ensure_collection(w, ns)
+        try:
+            coll = ensure_collection(w, ns)
+        except StorageError as e:  # the implicit creation failed (28838: a non-capped local.oplog.*):
+            # mongod's performInserts answers it as each document's write error (ordered: the first)
+            error = MongoError(e.code, e.message)
+            return 0, [error.to_write_error(entry[0]) for entry in part[:1 if ordered else None]], 0
         validator = None if bypass else C.validator_for(coll)
         same = indexes is not None and C.index_signature(coll.indexes) == C.index_signature(indexes)
         cap = capped.limits(coll)
