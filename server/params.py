@@ -202,8 +202,8 @@ SPECS: tuple[ParamSpec, ...] = (
         4,
         _parse_positive_int,
         True,
-        False,
-        "how often idle cursors are looked for and killed (seconds)",
+        True,
+        "how often idle cursors are looked for and killed (seconds; a change applies from the next look)",
     ),
     ParamSpec(
         "cursorTimeoutMillis",

@@ -8,6 +8,7 @@ import datetime
 import time
 
 import pytest
+from pymongo.errors import OperationFailure
 from wire_client import WireClient
 
 CURSORS = 10_000  # LMDB has 512 reader slots
@@ -75,5 +76,33 @@ def test_idle_cursors_time_out_after_cursor_timeout_millis(start_server):
         time.sleep(0.3)
     with pytest.raises(Exception) as err:
         db.command("getMore", idle, collection="c")
+    assert err.value.code == 43
+    client.close()
+
+
+@pytest.mark.slow
+@pytest.mark.commands("setParameter", "getParameter", "getMore")
+def test_cursor_monitor_frequency_is_settable_at_runtime(start_server):
+    """mongod declares clientCursorMonitorFrequencySecs ``set_at: [startup, runtime]``
+    (src/mongo/db/cursor_server_params.idl) and its jstests lower it with setParameter on a running server
+    (noPassthrough/aggregation_cursor_invalidations.js); Tidemark refused that with 20 IllegalOperation.
+    Set at runtime, the monitor's next look uses it."""
+    srv = start_server(params={"enableTimeoutOfInactiveSessionCursors": "true"})
+    client = srv.client()
+    db = client["idle"]
+    db.c.insert_many([{"_id": i} for i in range(5)])
+    previous = client.admin.command("setParameter", 1, clientCursorMonitorFrequencySecs=1)
+    assert previous["was"] == 4
+    assert client.admin.command("getParameter", 1, clientCursorMonitorFrequencySecs=1)[
+        "clientCursorMonitorFrequencySecs"] == 1
+    client.admin.command("setParameter", 1, cursorTimeoutMillis=10)
+    timed_out = db.command("serverStatus")["metrics"]["cursor"]["timedOut"]
+    cursor_id = db.command("find", "c", batchSize=1)["cursor"]["id"]
+    deadline = time.monotonic() + 8  # (the look already asleep keeps the old 4 s; the next ones 1 s)
+    while db.command("serverStatus")["metrics"]["cursor"]["timedOut"] == timed_out:
+        assert time.monotonic() < deadline, "the idle cursor was never reaped"
+        time.sleep(0.1)
+    with pytest.raises(OperationFailure) as err:
+        db.command("getMore", cursor_id, collection="c")
     assert err.value.code == 43
     client.close()
