@@ -270,7 +270,9 @@ class Dispatcher:
                       command=spec.name if spec else name, ok=reply.get("ok"),
                       durationMillis=int(elapsed * 1000))
         target_db = cmd.get("$db")
-        if spec is not None and type(target_db) is str:
+        if spec is None:
+            server.top.record_unknown(elapsed)
+        elif type(target_db) is str:
             server.top.record(spec.name, cmd, target_db, elapsed)
             server.document_metrics.record(spec.name, reply, ctx.facts if ctx is not None else None)
         if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and type(target_db) is str:

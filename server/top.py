@@ -154,6 +154,16 @@ class Top:
         histogram.latency += micros
         histogram.ops += 1
 
+    def record_unknown(self, seconds: float) -> None:
+        """A command that is not one (CommandNotFound): mongod's handleRequest still adds its time to the
+        server-wide ``commands`` latency (jstests/noPassthrough/global_operation_latency_histogram.js),
+        but it has no namespace, and its name, any client text, gets no figures of its own."""
+        micros = int(seconds * 1_000_000)
+        histogram = self.server["commands"]
+        histogram.counts[min(micros.bit_length(), _BUCKETS - 1)] += 1
+        histogram.latency += micros
+        histogram.ops += 1
+
     def _command(self, name: str) -> tuple[Histogram, Histogram]:
         histogram = self.by_command[name] = Histogram()
         command = self._commands[name] = (histogram, self.server[_kinds(name)[2]])

@@ -179,3 +179,20 @@ def test_commands_naming_a_collection_their_own_way_count_on_it(db, client, oper
     assert top_after["commands"]["count"] - top_before["commands"]["count"] == expected_commands
     totals = client.admin.command("top")["totals"]
     assert f"{db.name}.{ns}" not in totals and f"admin.{ns}" not in totals
+
+
+@pytest.mark.commands("serverStatus")
+def test_a_command_that_does_not_exist_counts_in_op_latencies_commands(server, client):
+    """mongod adds every request's time to the server-wide latency of its kind, a name that is no
+    command (59 CommandNotFound) under ``commands`` (jstests/noPassthrough/
+    global_operation_latency_histogram.js: "Test non-command"); Tidemark left it out."""
+    names = ["IHopeNobodyEverMakesThisACommand", "findd", "Find", "x" * 200, "$cmd", "a.b", "ping "]
+    before = client.admin.command("serverStatus")["opLatencies"]
+    for name in names:
+        reply = raw_command(server.port, {name: 1, "$db": "test"})
+        assert reply["ok"] == 0 and reply["code"] == 59
+    after = client.admin.command("serverStatus")["opLatencies"]
+    # (at least: a driver's heartbeat may land in between)
+    assert after["commands"]["ops"] - before["commands"]["ops"] >= len(names) + 1
+    assert after["commands"]["latency"] >= before["commands"]["latency"]
+    assert after["reads"]["ops"] == before["reads"]["ops"] and after["writes"]["ops"] == before["writes"]["ops"]
