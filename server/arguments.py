@@ -20,7 +20,7 @@ from bson.decimal128 import Decimal128
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
-__all__ = ["GENERIC_ARGUMENTS", "check_fields", "missing", "wrong_type", "field"]
+__all__ = ["GENERIC_ARGUMENTS", "check_fields", "missing", "wrong_type", "extract_wrong_type", "field"]
 
 # Arguments any command may carry that are not parameters of the command itself (mongod's
 # "generic arguments"). Handlers that reject unknown fields must ignore these.
@@ -71,6 +71,13 @@ def wrong_type(path: str, value: Any, expected: str | tuple[str, ...]) -> MongoE
     wanted = f"type '{expected}'" if type(expected) is str else f"types '[{', '.join(expected)}]'"
     return MongoError(ErrorCode.TypeMismatch,
                       f"BSON field '{path}' is the wrong type '{type_name(value)}', expected {wanted}")
+
+
+def extract_wrong_type(name: str, value: Any, expected: str) -> MongoError:
+    """14 TypeMismatch as mongod's bsonExtractTypedField words it (commands that read a field without
+    the IDL parser): ``"name" had the wrong type. Expected string, found int``."""
+    return MongoError(ErrorCode.TypeMismatch,
+                      f"\"{name}\" had the wrong type. Expected {expected}, found {type_name(value)}")
 
 
 def of_kind(value: Any, kind: Any) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from tidemark import log
-from tidemark.arguments import check_fields, field
+from tidemark.arguments import check_fields, extract_wrong_type, field
 from tidemark.auth import store
 from tidemark.commands.users import write
 from tidemark.context import CommandContext, CommandSpec
@@ -44,8 +44,7 @@ def _name(doc: dict, kind: str) -> tuple[str, str]:
         if key not in doc:
             raise MongoError(ErrorCode.NoSuchKey, f"Missing expected field \"{key}\"")
         if type(doc[key]) is not str:
-            raise MongoError(ErrorCode.TypeMismatch, f"\"{key}\" had the wrong type. Expected string, found "
-                                                     f"{type(doc[key]).__name__}")
+            raise extract_wrong_type(key, doc[key], "string")
     return doc[kind], doc["db"]
 
 

@@ -30,7 +30,9 @@ rules stay:
 collection) is ``false`` and the command ends ``UnknownError`` (8) "applyOps had one or more errors
 applying ops" after the rest ran; a malformed entry, a failing command or a write the storage refuses
 (a duplicate key: apply_ops_dups.js) stops at once with its own code, ``applied`` counting it.
-``preCondition`` is 6711600 (removed in 6.2). Authorization
+``preCondition`` is 6711600 (removed in 6.2). ``oplogApplicationMode`` takes mongod's names
+(``APPLICATION_MODES``; 9 FailedToParse otherwise, 14 TypeMismatch for no string), all applied alike
+(the fCV document's guard of mongod's "InitialSync" mode is not modelled). Authorization
 (``applyOps`` on the cluster, ``useUUID``/``forceUUID`` for UUIDs, each entry's own actions) is the
 rule in :mod:`tidemark.auth.oplog_rules`. Bucket documents in the MongoDB 7.0 compressed form are
 stored decoded, as by an insert into ``system.buckets.*``.
@@ -43,7 +45,7 @@ import uuid as uuid_mod
 from typing import Any
 
 from tidemark import collections as access
-from tidemark.arguments import of_kind
+from tidemark.arguments import extract_wrong_type, of_kind
 from tidemark.auth.oplog_rules import as_uuid, ns_by_uuid
 from tidemark.commands import capped, crud, ddl, indexes
 from tidemark.commands import timeseries as ts
@@ -171,6 +173,10 @@ def _parse_entry(op: dict) -> None:
 # ------------------------------------------------------------------------------------------ the batch
 
 
+# mongod's OplogApplication::parseMode (repl/oplog.cpp): the names an applyOps may give
+APPLICATION_MODES = frozenset({"InitialSync", "Recovering", "Secondary", "ApplyOps"})
+
+
 async def apply_ops(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     ops: Any = cmd.get(COMMAND)
     _validate(ops)
@@ -183,11 +189,14 @@ async def apply_ops(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
         raise MongoError(31240, "applyOps command can't have 'count' field.")
     if "preCondition" in cmd:  # (removed in 6.2)
         raise MongoError(6711600, "applyOps command no longer supports the 'preCondition' option")
-    mode = cmd.get("oplogApplicationMode")
-    if mode is not None and mode not in ("ApplyOps", "Initial Sync", "Unstable Recovery", "Stable Recovery",
-                                         "Secondary"):
-        raise MongoError(ErrorCode.FailedToParse, "Could not parse oplogApplicationMode :: caused by :: "
-                                                  f"Invalid oplog application mode provided: {mode}")
+    if "oplogApplicationMode" in cmd:  # (applied alike: Tidemark has no replication to tell apart)
+        mode = cmd["oplogApplicationMode"]
+        if not of_kind(mode, str):  # (null too: mongod's bsonExtractStringField)
+            error = extract_wrong_type("oplogApplicationMode", mode, "string")
+            raise MongoError(error.code, f"Could not parse out oplogApplicationMode :: caused by :: {error.message}")
+        if mode not in APPLICATION_MODES:
+            raise MongoError(ErrorCode.FailedToParse, "Could not parse oplogApplicationMode :: caused by :: "
+                                                      f"Invalid oplog application mode provided: {mode}")
     if any(op["op"] == "c" and next(iter(op.get("o") or {}), None) == "dropDatabase" for op in ops) and len(ops) != 1:
         raise MongoError(6275900, "dropDatabase in an applyOps must be the only entry")
     always_upsert = True if "alwaysUpsert" not in cmd else bool(cmd["alwaysUpsert"])

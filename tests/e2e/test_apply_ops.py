@@ -242,3 +242,37 @@ def test_a_collmod_dry_run_is_refused(db, dry_run):
                                   "dryRun": dry_run}}])
     assert (details["code"], details["errmsg"]) == (72, "dry run mode is not applicable to oplog application or applyOps")
     assert "unique" not in db.d.index_information()["a_1"]
+
+
+@pytest.mark.parametrize("mode", ["ApplyOps", "InitialSync", "Recovering", "Secondary"])
+def test_each_oplog_application_mode_mongod_parses_is_accepted(db, mode):
+    """mongod's OplogApplication::parseMode (repl/oplog.cpp) takes "InitialSync", "Recovering",
+    "Secondary" and "ApplyOps" (jstests/noPassthrough/apply_ops_mode.js applies with "InitialSync");
+    Tidemark took "Initial Sync", "Unstable Recovery"... and refused those. alwaysUpsert keeps its
+    meaning in every mode ("InitialSync does not override alwaysUpsert: false")."""
+    ns = f"{db.name}.c"
+    db.c.insert_one({"_id": 1})
+    update = {"op": "u", "ns": ns, "o": {"_id": 2, "x": 1}, "o2": {"_id": 2}}
+    assert failure(db, [update], alwaysUpsert=False, oplogApplicationMode=mode)["code"] == 8
+    assert db.c.count_documents({"x": 1}) == 0
+    assert apply(db, [update], oplogApplicationMode=mode) == {"applied": 1, "results": [True], "ok": 1.0}
+    assert db.c.count_documents({"x": 1}) == 1
+
+
+@pytest.mark.parametrize("mode", ["BadMode", "Initial Sync", "initialsync", "", "StableRecovering", "applyOps"])
+def test_an_oplog_application_mode_mongod_does_not_parse_is_failed_to_parse(db, mode):
+    details = failure(db, [{"op": "n", "ns": "", "o": {}}], oplogApplicationMode=mode)
+    assert details["code"] == 9
+    assert details["errmsg"] == ("Could not parse oplogApplicationMode :: caused by :: "
+                                 f"Invalid oplog application mode provided: {mode}")
+
+
+@pytest.mark.parametrize("value, bson_type", [(5, "int"), (5.5, "double"), (None, "null"), (True, "bool"),
+                                              ({"m": "ApplyOps"}, "object"), (["ApplyOps"], "array")])
+def test_an_oplog_application_mode_that_is_no_string_is_a_type_mismatch(db, value, bson_type):
+    """mongod reads the field with bsonExtractStringField: 14 TypeMismatch (apply_ops_mode.js: a number);
+    Tidemark answered 9 FailedToParse, and took null as no mode."""
+    details = failure(db, [{"op": "n", "ns": "", "o": {}}], oplogApplicationMode=value)
+    assert details["code"] == 14
+    assert details["errmsg"] == ("Could not parse out oplogApplicationMode :: caused by :: \"oplogApplicationMode\" "
+                                 f"had the wrong type. Expected string, found {bson_type}")
