@@ -140,6 +140,17 @@ def deadline_iter(it: Iterator[dict], max_time_ms: int | None) -> Iterator[dict]
     return budget.outer(it)
 
 
+def table_scan_allowed(server: ServerState, db: str, name: str, flt: Any) -> bool:
+    """Whether a user's query on ``db.name`` may scan the whole collection (``planner.choose_plan``'s
+    ``table_scan``): always, unless the ``notablescan`` parameter is on; then still for a query without
+    a filter, on a ``system.*`` collection (a time-series collection's buckets too) or in the admin,
+    local and config databases, as mongod 7.0's planner parameters exempt them (``nss.isSystem() ||
+    nss.isOnInternalDb()``)."""
+    if not flt or not server.params["notablescan"]:
+        return True
+    return db in ("admin", "local", "config") or name.startswith("system.")
+
+
 def leading_match_and_sort(pipeline: list[dict]) -> tuple[dict | None, dict | None]:
     """The filter of a leading $match and a $sort right after it (or first) — what an index can serve."""
     flt = sort = None
@@ -377,7 +388,8 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         if flt and plan_special_mod.mentions_special(flt) and not near_find:
             pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=coll, cluster=cluster_info(info), id_lookup=True)
+                                   allow_or=True, collation=coll, cluster=cluster_info(info), id_lookup=True,
+                                   table_scan=nested or table_scan_allowed(server, db, resolved.base or name, flt))
         plan.meta = meta
         if not pipeline_mod.starts_with_source(full):  # ($collStats... read no document of it)
             server.index_usage.record_plan(info, plan)
@@ -880,7 +892,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         else:
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation,
-                                       cluster=cluster_info(info), id_lookup=spec.id_lookup)
+                                       cluster=cluster_info(info), id_lookup=spec.id_lookup,
+                                       table_scan=table_scan_allowed(server, db, spec.name, spec.filter))
         plan.meta = spec.meta
         plan.resume_after = resume_after
         server.index_usage.record_plan(info, plan)
@@ -967,16 +980,18 @@ def run_count_scan(engine, info, scan: CountScan, skip: int, limit: int) -> tupl
 
 
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
-                   collation=None, meta=None, facts: ReadFacts | None = None) -> list[tuple[bytes, dict]]:
+                   collation=None, meta=None, facts: ReadFacts | None = None,
+                   table_scan: bool = True) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
     writes that follow never run under an open scan). ``collation``: the statement's (planning, sort).
     ``meta``: the read's DocMeta when the statement reads metadata (findAndModify's textScore sort or
     projection): the plan carries it (a $text scan notes each score), the sort reads it, and every
     match is read before the sort (a score is known only once its document was scanned).
     ``facts`` (findAndModify's profile): gets the plan, and its ``stats`` the keys and documents the
-    scan examined up to the match it stopped at."""
+    scan examined up to the match it stopped at. ``table_scan``: as ``planner.choose_plan``'s."""
     plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
-                               allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True)
+                               allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True,
+                               table_scan=table_scan)
     if meta is not None:
         plan.meta = meta
     stats = None

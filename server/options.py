@@ -144,6 +144,8 @@ def _parser() -> argparse.ArgumentParser:
         help="accepted for mongod compatibility: only 'wiredTiger' (Tidemark always stores in LMDB)",
     )
     parser.add_argument("--noauth", action="store_true", help="run without access control (the default)")
+    parser.add_argument("--notablescan", action="store_true",
+                        help="refuse queries that would scan a whole collection (the notablescan parameter)")
     parser.add_argument("--noscripting", action="store_true",
                         help="disable server-side JavaScript ($where, $function, $accumulator)")
     parser.add_argument(
@@ -351,6 +353,8 @@ def parse_options(argv: list[str]) -> ServerOptions:
     sync_period = args.syncdelay if args.syncdelay is not None else storage.get("syncPeriodSecs")
     options.set_parameters = [] if sync_period is None else [f"syncdelay={_yaml_scalar(sync_period)}"]
     options.set_parameters += [f"{name}={_yaml_scalar(value)}" for name, value in file_params.items()]
+    if args.notablescan:  # (mongod's --notablescan sets the notablescan parameter)
+        options.set_parameters.append("notablescan=true")
     options.set_parameters += args.set_parameters
     options.parsed = _parsed_view(options)
     return options

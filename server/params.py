@@ -213,6 +213,9 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         "idle time after which a cursor is killed",
     ),
+    ParamSpec("notablescan", False, _parse_bool, True, True,
+              "refuse a query with a filter that no index serves (a collection scan) on a user collection: "
+              "291 NoQueryExecutionPlans (mongod's --notablescan)"),
     ParamSpec("disableLogicalSessionCacheRefresh", False, _parse_bool, True, False,
               "no periodic refresh of the logical session cache (refreshLogicalSessionCacheNow still refreshes it)"),
     ParamSpec(

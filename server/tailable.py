@@ -30,6 +30,7 @@ from tidemark.core.collection import position_lost
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.access_path import Plan
+from tidemark.query.plan import no_table_scan
 
 CHUNK = 256
 
@@ -176,12 +177,13 @@ _TAIL_SCAN = Plan("COLLSCAN")  # a tailable find's plan: a scan of the capped co
 
 
 def open_tail(engine, usage, spec, db: str, *, record_ids: bool = False,
-              shape: Callable[[dict], Any] | None = None) -> TailingScan | None:
+              shape: Callable[[dict], Any] | None = None, table_scan: bool = True) -> TailingScan | None:
     """The tail a tailable find reads (thread pool), or None when there is nothing to tail: no such
     collection, or an empty one (mongod keeps no tailable cursor on an empty collection, SERVER-13955).
     2 BadValue on a collection that is not capped, as mongod. ``usage``: the server's IndexUsage, which
     counts the find as a tailable collection scan (empty or not: mongod's plan is one). ``record_ids`` /
-    ``shape``: as :class:`TailingScan`."""
+    ``shape``: as :class:`TailingScan`. ``table_scan`` False (``notablescan``, a filter given): 291, as
+    mongod's planner refuses a tailable cursor, which always scans the collection."""
     ns = f"{db}.{spec.name}"
     with engine.read() as r:
         info = r.get_collection(ns)
@@ -189,6 +191,9 @@ def open_tail(engine, usage, spec, db: str, *, record_ids: bool = False,
             return None
         if not (info.options or {}).get("capped"):
             raise MongoError(ErrorCode.BadValue, "error processing query: tailable cursor requested on non capped collection")
+        if not table_scan:
+            raise no_table_scan("Running with 'notablescan', so tailable cursors (which always do a table scan) "
+                                "are not allowed")
         usage.record_plan(info, _TAIL_SCAN, tailable=True)
         if r.count(info) == 0:
             return None

@@ -119,8 +119,9 @@ class Statements:
     re-checked in this transaction before inserting)."""
 
     def __init__(self, ns: str, statements: list, *, ordered: bool, target: Callable, apply: Callable,
-                 unmatched: Callable | None = None):
+                 unmatched: Callable | None = None, table_scan: Callable[[Any], bool] = lambda flt: True):
         self.ns, self.statements, self.ordered = ns, statements, ordered
+        self.table_scan = table_scan  # whether a statement's filter may scan the collection (notablescan)
         self.target, self.apply, self.unmatched = target, apply, unmatched
         self.facts: list[ReadFacts] = []  # per statement run, in order (committed slices added up)
 
@@ -146,7 +147,7 @@ class Statements:
                 fresh: set[bytes] = set()
                 matches, more = next_matches(w, coll, flt, match, hint=hint, collation=collation, multi=multi,
                                              resume=resumed, seen=seen if resumed else set(), fresh=fresh,
-                                             budget=budget, facts=facts)
+                                             budget=budget, facts=facts, table_scan=self.table_scan(flt))
                 self.apply(w, coll, i, st, matches, out)
                 if resumed is None and coll is not None and facts.plan is not None:
                     out.plans.append((coll, facts.plan))
@@ -222,7 +223,7 @@ class Statements:
 
 def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hint: Any, collation: Any,
                  multi: bool, resume: Resume | None, seen: set[bytes], fresh: set[bytes], budget: Budget,
-                 facts: ReadFacts | None = None) -> tuple[list[tuple[bytes, dict]], Resume | None]:
+                 facts: ReadFacts | None = None, table_scan: bool = True) -> tuple[list[tuple[bytes, dict]], Resume | None]:
     """The statement's next matching (record id, document) pairs within ``budget``, and where to
     resume (None: the statement's scan is complete). A non-multi statement stops at its first match.
     ``seen`` (read only) and ``fresh`` (filled here) are the record ids an index scan has visited.
@@ -236,7 +237,8 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
         return [], None
     if resume is None:
         plan = planner.choose_plan(list(info.indexes), flt, None, hint, multikey_default=info.clustered,
-                                   allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True)
+                                   allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True,
+                                   table_scan=table_scan)
         position, matched = None, 0
     else:
         if info.uuid != resume.uuid:

@@ -571,7 +571,8 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         writes["nUpserted"] = 1
 
     work = slices.Statements(ns, statements, ordered=ordered, apply=apply, unmatched=upsert,
-                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi))
+                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi),
+                             table_scan=lambda flt: access.table_scan_allowed(ctx.server, ctx.db, name, flt))
     ctx.facts = work.facts  # one entry per statement run (the profiler's per-statement entries)
     done = await work.run(ctx, modified=True, write=write)
     reply = _reply(done.n, done.errors, nModified=done.modified)
@@ -640,7 +641,8 @@ async def delete(ctx: CommandContext, cmd: dict) -> dict:
         q, m, limit, hint, collation = st
         return q, m, hint, collation, limit == 0
 
-    work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove)
+    work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove,
+                             table_scan=lambda flt: access.table_scan_allowed(ctx.server, ctx.db, name, flt))
     ctx.facts = work.facts  # one entry per statement run (the profiler's per-statement entries)
     done = await work.run(ctx, modified=False, write=write)
     return _reply(done.n, done.errors)
@@ -779,7 +781,9 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         if coll is None:
             facts.plan = _EOF_PLAN  # mongod plans nothing over a missing collection
         matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
-                                        collation=collation, meta=meta, facts=facts) if coll else []
+                                        collation=collation, meta=meta, facts=facts,
+                                        table_scan=access.table_scan_allowed(ctx.server, ctx.db, name, query)
+                                        ) if coll else []
         if remove:
             writes["ndeleted"] = len(matches[:1])
             if not matches:

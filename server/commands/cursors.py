@@ -14,6 +14,7 @@ from typing import Any
 
 from bson.int64 import Int64
 
+from tidemark import collections as access
 from tidemark import tailable
 from tidemark.arguments import check_fields, field, missing, wrong_type
 from tidemark.auth.names import session_digest
@@ -43,8 +44,9 @@ async def tailable_find(ctx: CommandContext, spec, ns: str, cmd: dict, *, record
     if is_view():  # a find on a view runs as an aggregate, which cannot carry a tailable cursor (168)
         raise MongoError(ErrorCode.InvalidPipelineOperator,
                          spec.view_refusal or "Tailable cursors are not supported in aggregation.")
-    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, ctx.server.index_usage, spec, ctx.db, record_ids=record_ids,
-                                  shape=shape)
+    tail = await ctx.run_blocking(tailable.open_tail, ctx.server.engine, ctx.server.index_usage, spec, ctx.db,
+                                  record_ids=record_ids, shape=shape,
+                                  table_scan=access.table_scan_allowed(ctx.server, ctx.db, spec.name, spec.filter))
     if tail is None:
         return {"cursor": {"firstBatch": [], "id": Int64(0), "ns": ns}}
     batch_size = spec.batch_size

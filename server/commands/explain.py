@@ -541,6 +541,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
                          {**_exec_stats(0, 0, {}), "executionStages": counted})
         p = planner.choose_plan(list(info.indexes), flt, None, statement.hint, multikey_default=info.clustered,
                                allow_or=True, cluster=cluster_info(info), id_lookup=True,
+                               table_scan=access.table_scan_allowed(ctx.server, ctx.db, name, flt),
                                collation=C.effective_collation(statement.collation, C.default_collation_of(info)))
         if statement.command == "count" and not flt and statement.hint in (None, {}, ""):
             return _fast_count_explain(ctx, name, info, statement, verbosity)

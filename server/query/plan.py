@@ -177,7 +177,7 @@ def _id_lookup_plan(indexes: list[dict], filter: dict, collation: Any, multikey_
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
                 cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset(),
-                id_lookup: bool = False) -> Plan:
+                id_lookup: bool = False, table_scan: bool = True) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
     when hinted or when the filter implies their partialFilterExpression (``implication``).
 
@@ -201,7 +201,13 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     showRecordId; a count; an update, delete or findAndModify): an unhinted simple ``{_id: v}``
     filter (``is_simple_id_query``) under the collection's default collation is then the ``_id``
     index's point lookup (``Plan.id_lookup``) whatever other index could serve it.
+    ``table_scan`` False (``notablescan``, for a user's query with a filter: the caller decides,
+    ``collections.table_scan_allowed``): a plan that would scan the whole collection is 291
+    NoQueryExecutionPlans, as mongod's QueryPlanner::plan refuses it — a ``$natural`` hint too; a
+    clustered collection's scan bounded by the filter's ``_id`` range is no table scan.
     """
+    if not table_scan and isinstance(hint, dict) and "$natural" in hint:
+        raise no_table_scan("hint $natural is not allowed, because 'notablescan' is enabled")
     if id_lookup and filter is not None and hint in (None, {}, "") and is_simple_id_query(filter):
         plan = _id_lookup_plan(indexes, filter, collation, multikey_default)  # (a clustered collection
         if plan is not None:                                                  # has no _id index)
@@ -233,7 +239,15 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
         if direction and (collation is None or clustered_range.excludes_collatable(filter)):
             plan.natural_reverse = direction < 0
             plan.provides_sort = True
+    if not table_scan and plan.kind == "COLLSCAN" and plan.record_range is None:
+        raise no_table_scan("No indexed plans available, and running with 'notablescan'")
     return plan
+
+
+def no_table_scan(reason: str) -> MongoError:
+    """291: the planner may not scan the collection (``notablescan``)."""
+    return MongoError(ErrorCode.NoQueryExecutionPlans,
+                      f"error processing query: planner returned error :: caused by :: {reason}")
 
 
 def names_cluster(cluster: dict, hint: Any) -> bool:
