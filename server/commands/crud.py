@@ -885,13 +885,18 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
                 ctx.facts = ReadFacts(_FAST_COUNT, {})  # the record store's count: nothing examined
                 return counted
         if view is not None:
+            # mongod runs a count on a view as this aggregation (count_cmd.cpp,
+            # countCommandAsAggregationCommand): a time-series read answers the $count per bucket
             pipeline: list[dict] = [{"$match": query}] if query else []
             if skip:
                 pipeline.append({"$skip": skip})
             if limit:
                 pipeline.append({"$limit": limit})
+            pipeline.append({"$count": "count"})
             result = access.open_read(ctx.server, ctx.db, name, pipeline, hint=hint, ctx=ctx,
                                       collation=collation, target=target)
+            ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info)
+            return int(next(budget.outer(result.docs), {"count": 0})["count"])
         else:
             spec = access.FindSpec({"find": name, "filter": query, "skip": skip, "limit": limit, "hint": hint,
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})

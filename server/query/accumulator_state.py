@@ -84,6 +84,12 @@ class Accumulator:
         for v in values:
             self.process(v)
 
+    def process_repeated(self, value: Any, times: int) -> None:
+        """Feed ``value`` ``times`` times (overridden where the state can take them at once: a count of
+        measurements answered per bucket, tidemark.timeseries.rowcount)."""
+        for _ in range(times):
+            self.process(value)
+
     def result(self) -> Any:
         raise NotImplementedError
 
@@ -155,6 +161,16 @@ class Sum(Accumulator):
             return
         for v in values:
             self.process(v)
+
+    def process_repeated(self, v: Any, times: int) -> None:
+        if type(v) is not int:
+            super().process_repeated(v, times)
+            return
+        # the same state as ``times`` calls of ``process(v)``: the kind follows each value, not the total
+        self.ints += v * times
+        if self.kind == KIND_INT and not -2147483648 <= v <= 2147483647:
+            self.kind = KIND_LONG
+        self.count += times
 
     def process_exact_doubles(self, total: float, count: int) -> None:
         """Feed ``count`` doubles whose exact sum is the double ``total`` (a caller that summed them
@@ -264,6 +280,9 @@ class Count(Accumulator):
 
     def process_many(self, values):
         self.n += len(values)
+
+    def process_repeated(self, v, times):
+        self.n += times
 
     def remove(self, v):
         self.n -= 1

@@ -22,7 +22,9 @@ def _sort_by_count(spec: Any) -> list[dict[str, Any]]:
             {"$sort": {"sortKey": {"count": -1}}}]
 
 
-def _count(spec: Any) -> list[dict[str, Any]]:
+def count(spec: Any) -> list[dict[str, Any]]:
+    """``{$count: spec}``: a ``$group`` with a null ``_id`` summing 1, then a ``$project`` keeping the count
+    (document_source_count.cpp); a source that counts without documents answers that ``$group``."""
     return [{"$group": {"_id": {"$const": None}, spec: {"$sum": {"$const": 1}}}},
             {"$project": {spec: True, "_id": False}}]
 
@@ -54,7 +56,7 @@ def set_window_fields(spec: dict) -> list[dict[str, Any]]:
 
 _EXPANSIONS: dict[str, Callable[[Any], list[dict[str, Any]]]] = {
     "$sortByCount": _sort_by_count,
-    "$count": _count,
+    "$count": count,
     "$setWindowFields": set_window_fields,
 }
 

@@ -19,7 +19,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import docmeta
+from tidemark.query import desugar, docmeta
 from tidemark.query.expr_base import (
     as_float,
     check_compound_keys,
@@ -403,6 +403,15 @@ def parse_count(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(40160, "the count field cannot contain '.'")
 
     def apply(docs):
+        # hook: a source that counts its documents without making them (a time-series read,
+        # tidemark.timeseries.rowcount) answers the $group mongod parses $count into (desugar.count),
+        # as it answers a $group stage (that group compares no string: any collation)
+        counted = getattr(docs, "group_result", None)
+        grouped = counted(desugar.count(spec)[0]["$group"], ctx) if counted is not None else None
+        if grouped is not None:
+            for doc in grouped:
+                yield {spec: doc[spec]}
+            return
         n = sum(1 for _ in docs)
         if n:
             yield {spec: n if n <= 2147483647 else Int64(n)}

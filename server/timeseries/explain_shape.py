@@ -104,6 +104,8 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
             "limit": Int64(timed["skip"] + timed["limit"])}})
         if timed["skip"]:
             stages.append({"$skip": Int64(timed["skip"])})
+    # the $skip/$limit stages a counting read absorbed (rowcount: arithmetic on the count) still show
+    stages.extend({name: Int64(n)} for name, n in info.get("countSteps", ()))
     return Shape(bucket_sort, [*stages, *rest], 0)
 
 

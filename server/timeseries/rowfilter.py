@@ -2,7 +2,8 @@
 ``$match``) that is decided on a bucket's whole columns, giving the positions of the rows worth
 materializing; only those become measurements. ``accepted(view, ...)`` is the one unpack of a bucket's
 rows for a filter (the generic read, view.py; the columnar ``$group``'s buckets that are not dense,
-groupbatch.py): with no column filter, or one that cannot judge the bucket, every row.
+groupbatch.py): with no column filter, or one that cannot judge the bucket, every row; ``count(view, ...)``
+the number of rows it gives, without documents where the filter allows (reads that only count: rowcount.py).
 
 ``plan(node, time_field, meta_field)`` keeps the conjuncts of the filter's top-level ``$and`` that are
 comparisons of a top-level measurement field (or the time field) with a number or a date — ``$eq``,
@@ -188,6 +189,37 @@ def accepted(view: Any, fields: Iterable[str] | None, event_filter: Any, column_
             yield measurement
     info["measurementsUnpacked"] += count
     info["measurementsReturned"] += returned
+
+
+def count(view: Any, fields: Iterable[str] | None, event_filter: Any, column_filter: ColumnFilter | None,
+          info: dict[str, Any], time_field: str, meta_field: str | None) -> int:
+    """How many rows ``accepted`` gives of ``view`` (the same rule), building a document only where the
+    filter needs one: with no event filter (no filter, or one the bucket filter decides for whole
+    buckets: the meta) every row of the bucket counts, read off its time column; where the column filter
+    decides the whole filter for the bucket, the rows it keeps; otherwise the rows the event filter
+    accepts among those, made of ``fields`` only (what the filter reads). Explain's counters as
+    ``accepted`` counts them (rows counted without a document are not ``measurementsUnpacked``)."""
+    if event_filter is None:
+        n = _row_count(view, time_field, meta_field)
+        info["measurementsReturned"] += n
+        return n
+    if column_filter is not None:
+        rows = column_filter.rows(view)
+        if rows.exact:  # (an exact answer read the dense time column: ``rows.rows`` is the bucket's rows)
+            n = rows.rows if rows.positions is None else len(rows.positions)
+            info["measurementsSkipped"] += rows.rows - n
+            info["measurementsReturned"] += n
+            return n
+    return sum(1 for _ in accepted(view, fields, event_filter, column_filter, info, time_field, meta_field))
+
+
+def _row_count(view: Any, time_field: str, meta_field: str | None) -> int:
+    """The rows of a bucket: the length of its time column (every measurement has a time) when it is
+    typed, else the rows an unpack of no field numbers."""
+    times = view.dense(time_field)
+    if times is not None:
+        return len(times[1])
+    return sum(1 for _ in view.unpack((), None, time_field=time_field, meta_field=meta_field).dicts())
 
 
 def joined(runs: Iterable[EncodedRun], least: int = JOINED_ROWS) -> Iterator[EncodedRun]:

@@ -30,9 +30,19 @@ from tidemark.query.index_bounds import FieldBounds, extract_bounds
 from tidemark.query.index_keys import key_fields
 from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
+from tidemark.query.match_ast import AlwaysTrue
 from tidemark.query.parsed_match import parsed
 from tidemark.query.plan_special import mentions_special
-from tidemark.timeseries import columnar, groupbatch, lastpoint, newest_order, rowfilter, scan, time_sort
+from tidemark.timeseries import (
+    columnar,
+    groupbatch,
+    lastpoint,
+    newest_order,
+    rowcount,
+    rowfilter,
+    scan,
+    time_sort,
+)
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
 from tidemark.timeseries.filters import BucketFilter, derive, shape_of
@@ -65,6 +75,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
+    if isinstance(node, AlwaysTrue):
+        node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
     span = spec.bucket_max_span_seconds or 3600
     # the view carries the collection's default collation: the order of its buckets' control strings
     default = view_doc.get("collation")
@@ -94,8 +106,10 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
     plain = collation is None  # the special shapes below compare strings binary-wise
+    # a read that only counts measurements: each bucket's accepted rows, no document (rowcount)
+    counting = rowcount.plan(remaining)
     grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape)
-               if fields is not None and plain else None)
+               if fields is not None and plain and counting is None else None)
     if grouped is not None:
         info["columnarGroup"] = True
     plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
@@ -140,6 +154,11 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         backward = isinstance(hint, dict) and isinstance(hint.get("$natural"), int | float) and hint["$natural"] < 0
         buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate, reverse=backward)
     buckets = _interruptible(buckets)
+    if counting is not None:
+        info["counted"] = True
+        info["countSteps"] = counting.steps  # (explain_shape shows them where they stood)
+        return (CountedMeasurements(counting, buckets, spec, event_filter, fields, info, column_filter),
+                remaining[counting.consumed:], info)
     if grouped is not None:
         return (GroupableMeasurements(grouped, buckets, spec, event_filter, fields, info, column_filter, in_order,
                                       raw),
@@ -385,6 +404,41 @@ class GroupableMeasurements:
         self._it = iter(())
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
                               self._column_filter, self._in_order, self._raw)
+
+
+class CountedMeasurements:
+    """The measurements of a read that only counts them (``rowcount``), past the ``$skip``/``$limit``
+    stages it absorbed: the counting group right after it (the ``$group`` stage, or ``$count`` as the
+    ``$group`` it stands for) asks ``group_result(spec, ctx)`` and gets its answer from the buckets'
+    row counts; unless nothing has been read yet and the group is the one planned it gets None, and
+    the measurements come one by one as from any read."""
+
+    def __init__(self, counting: rowcount.CountPlan, buckets: Iterator[list[Any]], spec: Any, event_filter: Any,
+                 fields: set[str] | None, info: dict[str, Any], column_filter: rowfilter.ColumnFilter | None):
+        self._counting, self._buckets, self._spec = counting, buckets, spec
+        self._event_filter, self._fields, self._info = event_filter, fields, info
+        self._column_filter = column_filter
+        self._it: Iterator[dict[str, Any]] | None = None
+
+    def __iter__(self) -> CountedMeasurements:
+        return self
+
+    def __next__(self) -> dict[str, Any]:
+        if self._it is None:
+            it = _measurements(self._buckets, self._spec, self._event_filter, self._fields, self._info,
+                               self._column_filter)
+            for name, n in self._counting.steps:
+                it = itertools.islice(it, n, None) if name == "$skip" else itertools.islice(it, n)
+            self._it = it
+        return next(self._it)
+
+    def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict[str, Any]] | None:
+        if self._it is not None or group_spec != self._counting.group_spec:
+            return None
+        self._it = iter(())
+        return rowcount.run(self._counting, self._buckets, self._event_filter, self._fields, self._info,
+                            self._column_filter, self._spec.time_field, self._spec.meta_field,
+                            getattr(ctx, "variables", None))
 
 
 _BUCKETS_SCAN = Plan("COLLSCAN")  # what an unindexed read of the buckets counts as
