@@ -507,8 +507,6 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     info, view = resolved.info, resolved.view
     if C.is_timeseries_view(view):
         return await ts.VIEW_COMMANDS["createIndexes"](ctx, cmd, resolved)
-    if C.is_buckets_collection(name, info):
-        await ts.close_buckets(ctx, db, name)  # in-memory buckets reach storage first: their keys are built
     if view is not None:
         raise MongoError(ErrorCode.CommandNotSupportedOnView, f"Namespace {ns} is a view, not a collection")
     if info is None:
@@ -518,6 +516,9 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     default_collation = C.default_collation_of(info)
     specs = prepare_specs(raw_specs, ignore_unknown, default_collation)
     requested = len(specs)
+    if C.is_buckets_collection(name, info):
+        # what the build must see of the in-memory buckets reaches storage first (they stay open)
+        await ts.before_index_build(ctx, db, name, specs, info)
 
     def fn(w):
         from tidemark.core.collection import ensure_collection

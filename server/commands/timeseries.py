@@ -47,11 +47,12 @@ from tidemark.query.match import compile_filter
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import bucket_check, bucket_compression, ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries import options as ts_options
+from tidemark.timeseries.collection import before_index_build as collection_before_index_build
 from tidemark.timeseries.collection import direct_write
 from tidemark.timeseries.unpack import EXTRA_STAGES
 
 __all__ = ["BUCKETS_COMMANDS", "EXTRA_STAGES", "VIEW_COMMANDS", "bucket_inconsistency", "bucket_records",
-           "bucket_rules", "bucket_source", "close_buckets", "direct_writer",
+           "bucket_rules", "bucket_source", "before_index_build", "close_buckets", "direct_writer",
            "drop", "explain_stages", "modify", "read_source", "stored_bucket", "unstored_buckets",
            "uses_extended_range"]
 
@@ -95,6 +96,15 @@ async def drop(ctx: CommandContext, db: str, name: str) -> dict:
 
 
 # ------------------------------------------------------------------ the buckets namespace
+
+
+async def before_index_build(ctx: CommandContext, db: str, name: str, specs: list[dict], info: Any) -> None:
+    """Before an index build on ``db.<name>`` (a ``system.buckets.*`` collection, ``info`` its catalog
+    entry): what the build must see of the in-memory buckets reaches storage, and they stay open
+    (tidemark.timeseries.collection.before_index_build)."""
+    options = ddl.stored_options(info)
+    if options is not None:  # (no time-series options: no bucket of it is ever in memory)
+        await collection_before_index_build(ctx.server, f"{db}.{name}", specs, options.time_field)
 
 
 async def close_buckets(ctx: CommandContext, db: str, name: str) -> None:

@@ -29,7 +29,13 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.collation import parse_collation
 from tidemark.timeseries import collmod as ts_collmod
 from tidemark.timeseries import indexes as ts_indexes
-from tidemark.timeseries.collection import Target, coll_stats_document, direct_write, settle, target_of
+from tidemark.timeseries.collection import (
+    Target,
+    before_index_build,
+    coll_stats_document,
+    settle,
+    target_of,
+)
 from tidemark.timeseries.collection import resolve_target as _resolve_sync
 from tidemark.timeseries.collection import write as _write
 from tidemark.timeseries.options import from_document
@@ -89,8 +95,9 @@ async def create_indexes(ctx: CommandContext, cmd: dict, namespace: Any = None) 
             info = w.create_index(info, spec, C.build_index_entries(w, info, spec))
         return before, len(info.indexes)
 
-    # in-memory buckets reach storage first, so their index entries are built
-    before, after = await direct_write(ctx.server, target.bns, fn)
+    # the in-memory buckets stay open: storage holds what the build must see of them (before_index_build)
+    await before_index_build(ctx.server, target.bns, bucket_specs, tf)
+    before, after = await _write(ctx.server, fn)
     reply: dict = {"numIndexesBefore": before, "numIndexesAfter": after}
     if before == after:
         reply["note"] = "all indexes already exist"

@@ -844,7 +844,7 @@ class BucketCatalog:
         """``checkpoint_slices`` in one go (tests, and callers that hold no loop)."""
         return sum(self.checkpoint_slices(force=force))
 
-    def checkpoint_slices(self, *, force: bool = False) -> Iterator[int]:
+    def checkpoint_slices(self, *, force: bool = False, ns: str | None = None) -> Iterator[int]:
         """Mark live buckets with journal records for a full write (the periodic checkpoint), one slice
         of at most ``MAINTENANCE_SLICE`` buckets (table slots) at a time: yields how many each slice
         marked; the caller yields the loop (and lets a commit take what was marked) in between. The
@@ -853,8 +853,10 @@ class BucketCatalog:
 
         Unless ``force``, a bucket is rewritten only once it has at least doubled since its last full
         write: full writes then total at most about twice a bucket's final size, while the journal to
-        replay stays below about half of the open data."""
-        for state in list(self.collections.values()):
+        replay stays below about half of the open data. ``ns``: that collection's buckets only."""
+        states = list(self.collections.values()) if ns is None else [
+            state for state in (self.collections.get(ns),) if state is not None]
+        for state in states:
             for table in list(state.tables.values()):
                 start = 0
                 while start < len(table.buckets) and self.collections.get(state.ns) is state:

@@ -513,21 +513,22 @@ class Committer:
             while any(not bucket.left for bucket in closing):
                 await self.commit((ns,))
 
-    async def checkpoint(self, *, force: bool = False) -> int:
+    async def checkpoint(self, *, force: bool = False, ns: str | None = None) -> int:
         """Write journaled buckets in full; returns buckets marked. ``force``: every journaled bucket
-        (else only those that doubled since their last full write)."""
-        marked = await self._mark_checkpoint(force=force)
+        (else only those that doubled since their last full write); ``ns``: that collection's only. The
+        buckets stay in memory, open as they were."""
+        marked = await self._mark_checkpoint(force=force, ns=ns)
         while self.catalog.deferred:  # (spread over commits: FULL_WRITES_PER_COMMIT)
             await self.commit(())
         return marked
 
-    async def _mark_checkpoint(self, *, force: bool) -> int:
+    async def _mark_checkpoint(self, *, force: bool, ns: str | None = None) -> int:
         """The checkpoint's marking in slices (``catalog.checkpoint_slices``): the loop is yielded after
         each, and a slice that marked buckets is taken by a commit before the next one marks more, so
         neither a slice nor a drain walks more than ``MAINTENANCE_SLICE`` buckets on the loop. The
         full writes themselves are spread over the commits that follow (FULL_WRITES_PER_COMMIT)."""
         marked = 0
-        for count in self.catalog.checkpoint_slices(force=force):
+        for count in self.catalog.checkpoint_slices(force=force, ns=ns):
             marked += count
             if count:
                 await self.commit(())
