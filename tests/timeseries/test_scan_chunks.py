@@ -253,3 +253,23 @@ async def test_an_in_memory_bucket_replaces_its_stored_version_where_the_scan_me
     assert [v.cached is None and not isinstance(v, stored.StoredBucket) for v in views] == \
         [False, True, False, True, False]
     assert [len(v.dense("v")[1]) for v in views] == [3, 4, 3, 4, 3]
+
+
+async def test_the_in_memory_buckets_of_a_scan_are_interruptible_before_its_first_chunk(server):
+    """A scan makes a view of every in-memory bucket and places it before it hands on its first chunk:
+    that work checks for interruption too (killOp, maxTimeMS; an inline run on the event loop moves to the
+    pool at a check), at least once per ``TICKS_PER_CHECK`` buckets. Before, 100,000 in-memory buckets
+    held an inline read on the loop ~1 s before its first check."""
+    await timeseries_ddl.create(server.ctx(), {"create": "c", "timeseries": {"timeField": "t", "metaField": "m"},
+                                               "$db": "db"})
+    series = 3 * interrupt.TICKS_PER_CHECK
+    docs = [{"t": T0, "m": s, "v": 1.0} for s in range(series)]
+    await insert_measurements(server.ctx(), {"insert": "c", "documents": docs, "$db": "db"})  # all in memory
+    op = CountingOp(fail_at=1)
+    with pytest.raises(MongoError) as expired:
+        _run(op, lambda: next(iter(scan.buckets(server.ctx().server, BNS))))
+    assert expired.value.code == ErrorCode.MaxTimeMSExpired and op.checks == 1
+    op = CountingOp()
+    chunks = _run(op, lambda: list(scan.buckets(server.ctx().server, BNS)))
+    assert sum(map(len, chunks)) == series
+    assert op.checks >= 2 * series // interrupt.TICKS_PER_CHECK - 1  # the views, then their places
