@@ -13,6 +13,7 @@ import math
 import bson
 import pytest
 from bson import Decimal128, Int64
+from harness.jstests import timeseries_read_details
 from harness.ts_differential import in_memory_then_stored
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -131,23 +132,6 @@ def test_a_time_series_read_answers_as_a_regular_collection(pair, docs, flts, co
             assert list(ts.aggregate(counts)) == list(reg.aggregate(counts)), (flt, stored)
 
 
-def _read_details(explained):
-    """The read's own details in an explain answer (the plan's ``timeseries`` document)."""
-    if isinstance(explained, dict):
-        found = explained.get("timeseries")
-        if isinstance(found, dict) and "bucketsUnpacked" in found:
-            return found
-        values = explained.values()
-    elif isinstance(explained, list):
-        values = explained
-    else:
-        return None
-    for value in values:
-        found = _read_details(value)
-        if found is not None:
-            return found
-    return None
-
 
 def _tsbs_rows() -> list[dict]:
     rows = []
@@ -174,7 +158,7 @@ def test_the_high_cpu_shape_materializes_only_the_rows_the_columns_keep(db, stor
     assert sorted((d["t"], d["usage_user"]) for d in found) == sorted((r["t"], r["usage_user"]) for r in expected)
     plan = db.command("explain", {"aggregate": "cpu", "pipeline": pipeline, "cursor": {}},
                       verbosity="executionStats")
-    info = _read_details(plan)
+    info = timeseries_read_details(plan)
     assert info["columnFilter"] == ["t $gte Date(1709251200000)", "t $lt Date(1709258400000)",
                                     "usage_user $gt 90.0"]
     # the meta conjunct is decided per bucket by the bucket filter: no row needs the event filter
@@ -189,7 +173,7 @@ def test_a_filter_the_columns_decide_wholly_skips_the_event_filter(db):
     pipeline = [{"$match": {"usage_user": {"$gte": 95.0}, "usage_system": {"$ne": 3.0}}}]
     plan = db.command("explain", {"aggregate": "cpu", "pipeline": pipeline, "cursor": {}},
                       verbosity="executionStats")
-    info = _read_details(plan)
+    info = timeseries_read_details(plan)
     expected = [r for r in _tsbs_rows() if r["usage_user"] >= 95.0 and r["usage_system"] != 3.0]
     assert info["columnFilterComplete"] is True
     assert info["measurementsUnpacked"] == info["measurementsReturned"] == len(expected)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from harness.jstests import timeseries_read_details
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -133,22 +134,6 @@ def test_counts_are_those_of_a_regular_collection(pair, docs, cases, collation):
         ts.delete_many({"_id": "none"})
 
 
-def _read_details(explained):
-    if isinstance(explained, dict):
-        found = explained.get("timeseries")
-        if isinstance(found, dict) and "bucketsUnpacked" in found:
-            return found
-        values = explained.values()
-    elif isinstance(explained, list):
-        values = explained
-    else:
-        return None
-    for value in values:
-        found = _read_details(value)
-        if found is not None:
-            return found
-    return None
-
 
 @pytest.mark.parametrize("stored", [False, True], ids=["in_memory", "stored"])
 @pytest.mark.parametrize("pipeline", [
@@ -168,7 +153,7 @@ def test_a_count_makes_no_measurement_document(db, stored, pipeline):
         db["ts"].delete_many({"_id": "none"})
     plan = db.command("explain", {"aggregate": "ts", "pipeline": pipeline, "cursor": {}},
                       verbosity="executionStats")
-    info = _read_details(plan)
+    info = timeseries_read_details(plan)
     assert info["measurementsUnpacked"] == 0, info
     assert info["measurementsReturned"] > 0
     shown = [next(iter(stage)) for stage in plan["stages"]]

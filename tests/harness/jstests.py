@@ -280,3 +280,22 @@ def malformed_buckets(now: dt.datetime) -> list[dict]:
         {"control": {"version": 1, "min": {"time": now}, "max": {"time": now}}, "data": "not an object"},
         {"invalid_bucket_field": 1},
     ]
+
+
+def timeseries_read_details(explained: Any) -> dict | None:
+    """The time-series read's own details in an explain answer (the plan's ``timeseries`` document, the
+    one with ``bucketsUnpacked``), wherever the answer nests it; None when there is none."""
+    if isinstance(explained, dict):
+        found = explained.get("timeseries")
+        if isinstance(found, dict) and "bucketsUnpacked" in found:
+            return found
+        values: Any = explained.values()
+    elif isinstance(explained, list):
+        values = explained
+    else:
+        return None
+    for value in values:
+        found = timeseries_read_details(value)
+        if found is not None:
+            return found
+    return None
