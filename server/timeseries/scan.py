@@ -197,17 +197,20 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     return _in_scan_order(itertools.chain([first], rest) if first else rest, live, stats, predicate,
                           lambda view: entry_key(bytes(firsts[view.rid]), view.rid),
                           # (no in-memory bucket to place: no key generator and key ranges to make)
-                          _index_position(plan, firsts, reads_data) if live else _unplaced, reverse=plan.reverse)
+                          _index_position(plan, firsts, reads_data, stats) if live else _unplaced,
+                          reverse=plan.reverse)
 
 
 def _unplaced(view: Any) -> None:
     return None  # never called: the read has no in-memory bucket
 
 
-def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool) -> Callable[[Any], bytes | None]:
+def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool,
+                    stats: dict[str, Any] | None = None) -> Callable[[Any], bytes | None]:
     """Where an in-memory bucket sits in an index scan (an entry's full stored key: key, then record id):
     its stored version's first entry when the scan met it, else the first of the entries it will have
-    once stored that fall in the plan's intervals (None when none does)."""
+    once stored that fall in the plan's intervals (None when none does). Those entries count in
+    ``stats["keysExamined"]``: mongod stores every bucket at once, so its scan examines them."""
     keyer = keyer_for(plan.index)
     ranges = [raw_range(i.lo, i.hi, i.lo_incl, i.hi_incl) for i in plan.intervals]
     bounds = [b for b in ranges if b is not None]
@@ -224,7 +227,11 @@ def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool) -> 
             return None
         entries = [entry_key(key, rid) for key in keys]
         inside = [e for e in entries if any((lo is None or lo <= e) and (hi is None or e < hi) for lo, hi in bounds)]
-        return pick(inside) if inside else None
+        if not inside:
+            return None
+        if stats is not None:
+            stats["keysExamined"] = stats.get("keysExamined", 0) + len(inside)
+        return pick(inside)
 
     return position
 
