@@ -389,7 +389,8 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             pipeline_mod.parse_pipeline(full[:1])  # $near in a $match: 5626500 before any planning
         plan = planner.choose_plan(list(info.indexes), flt, sort, hint, multikey_default=info.clustered,
                                    allow_or=True, collation=coll, cluster=cluster_info(info), id_lookup=True,
-                                   table_scan=nested or table_scan_allowed(server, db, resolved.base or name, flt))
+                                   table_scan=nested or table_scan_allowed(server, db, resolved.base or name, flt),
+                                   variables=variables)
         plan.meta = meta
         if not pipeline_mod.starts_with_source(full):  # ($collStats... read no document of it)
             server.index_usage.record_plan(info, plan)
@@ -893,7 +894,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
             plan = planner.choose_plan(list(info.indexes), spec.filter, spec.sort, spec.hint,
                                        multikey_default=info.clustered, allow_or=True, collation=spec.collation,
                                        cluster=cluster_info(info), id_lookup=spec.id_lookup,
-                                       table_scan=table_scan_allowed(server, db, spec.name, spec.filter))
+                                       table_scan=table_scan_allowed(server, db, spec.name, spec.filter),
+                                       variables=spec.variables)
         plan.meta = spec.meta
         plan.resume_after = resume_after
         server.index_usage.record_plan(info, plan)

@@ -4,7 +4,10 @@ key ``Interval``s of an index scan that cover it.
 
 Bounds may be loose (a superset): callers ALWAYS re-apply the full filter. A one-sided range stays
 in its type bracket (``$gt: 5`` only sees numbers). On a multikey index a range keeps one side
-only. Strings bound an index only under the query's own collation, as collation keys
+only. A regex (``/^abc/``, ``$regex``, regexes in ``$in``) bounds its path by explicit value ranges, as
+mongod's IndexBoundsBuilder: the strings its literal prefix starts (all strings when it has none) and
+the regex value itself (``FieldBounds.ranges``, each range from one predicate, so a multikey index keeps
+both sides). Strings bound an index only under the query's own collation, as collation keys
 (``bounds_for_index``); a hashed index is bounded by string points only under the simple collation.
 """
 
@@ -29,6 +32,7 @@ from tidemark.query.access_path import Interval
 from tidemark.query.collation import same as same_collation
 from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
 from tidemark.query.match_leaf import has_strings
+from tidemark.query.match_regex import is_regex, pattern_and_options
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import sort_key
 from tidemark.storage.keys import encode_key
@@ -40,13 +44,15 @@ _MISSING = object()  # no bound on that side
 
 @dataclass
 class FieldBounds:
-    """What the conjunction says about one path: a set of points or a (possibly open) range."""
+    """What the conjunction says about one path: a set of points, explicit value ranges (a regex's:
+    ``ranges``, ascending and disjoint, each met by one value) or a (possibly open) range."""
 
     points: list[Any] | None = None
     lo: Any = _MISSING
     lo_incl: bool = True
     hi: Any = _MISSING
     hi_incl: bool = True
+    ranges: list[tuple[Any, Any, bool, bool]] | None = None
 
     @property
     def is_point(self) -> bool:
@@ -54,12 +60,14 @@ class FieldBounds:
 
     @property
     def is_range(self) -> bool:
-        return self.points is None and (self.lo is not _MISSING or self.hi is not _MISSING)
+        return self.points is None and (self.ranges is not None or self.lo is not _MISSING or self.hi is not _MISSING)
 
     def values(self) -> list[Any]:
-        """The values the bounds hold (the points, or the range's ends)."""
+        """The values the bounds hold (the points, or the ranges' ends)."""
         if self.points is not None:
             return self.points
+        if self.ranges is not None:
+            return [x for r in self.ranges for x in r[:2] if not _is_placeholder(x)]
         return [x for x in (self.lo, self.hi) if x is not _MISSING]
 
 
@@ -84,13 +92,17 @@ def _operator_document(cond: Any) -> bool:
     return True
 
 
-def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
-    """Per-path bounds implied by the top-level conjunction of ``filter`` (loose; ignores the rest)."""
+def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = None, *,
+                   with_expr: bool = True) -> dict[str, FieldBounds]:
+    """Per-path bounds implied by the top-level conjunction of ``filter`` (loose; ignores the rest).
+    ``variables``: the values of the ``$$names`` a ``$expr`` may compare a field with (a command's
+    ``let``, a ``$lookup``'s per input document). ``with_expr`` False: ``$expr`` equalities bound
+    nothing (a text index's prefix needs an equality outside ``$expr``, as mongod's)."""
     out: dict[str, FieldBounds] = {}
     if not filter:
         return out
     conjuncts: list[tuple[str, Any]] = []
-    _collect_conjuncts(filter, conjuncts)
+    _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
     for path, cond in conjuncts:
         b = out.get(path)
         if b is None:
@@ -101,18 +113,27 @@ def extract_bounds(filter: dict | None) -> dict[str, FieldBounds]:
                     _add_points(b, [arg])
                 elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
                     _add_points(b, list(arg))
+                elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) or is_regex(a) for a in arg):
+                    _add_ranges(b, _union([r for a in arg for r in (
+                        regex_ranges(*pattern_and_options(a), a) if is_regex(a) else [(a, a, True, True)])]))
+                elif op == "$regex":
+                    found = _regex_operator(arg, cond.get("$options"))
+                    if found is not None:
+                        _add_ranges(b, found)
                 elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
                     if b.points is None and b.lo is _MISSING:
                         b.lo, b.lo_incl = arg, op == "$gte"
                 elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
                     if b.points is None and b.hi is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
+        elif is_regex(cond):
+            _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
     return {p: b for p, b in out.items() if b.is_point or b.is_range}
 
 
-def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]]) -> None:
+def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]], variables: Mapping[str, Any] | None) -> None:
     """The (path, condition) pairs of ``f``'s top-level conjunction, ``$and`` flattened. A module
     function, not a recursive closure: a closure that calls itself is a reference cycle (function <->
     cell) that only the garbage collector frees — one per query plan, and a series explosion plans a
@@ -123,18 +144,207 @@ def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]]) -> None:
         if k == "$and" and isinstance(v, list):
             for sub in v:
                 if isinstance(sub, dict):
-                    _collect_conjuncts(sub, conjuncts)
+                    _collect_conjuncts(sub, conjuncts, variables)
+        elif k == "$expr":
+            if variables is not None:
+                _expr_equalities(v, variables, conjuncts)
         elif not k.startswith("$"):
             conjuncts.append((k, v))
+
+
+# the values an expression's equality may bound an index with (no array: an index holds its elements,
+# no null: an expression tells missing from null, no regex: a regex in a filter is a pattern)
+_EXPR_BOUND_TYPES = (str, int, float, Decimal128, datetime.datetime, DatetimeMS, ObjectId, Timestamp, bytes)
+
+
+def _expr_equalities(expr: Any, variables: Mapping[str, Any], conjuncts: list[tuple[str, Any]]) -> None:
+    """The ``{path: {$eq: value}}`` conjuncts a ``$expr`` implies, as mongod's RewriteExpr makes
+    ``$_internalExprEq`` of them for the planner: an ``$eq`` (below ``$and``s) of a field path and a
+    constant (a literal, ``$literal``, or a user variable: a ``$lookup``'s ``let`` compared with a
+    foreign field). An expression equal to a scalar holds no array on its path, so the matcher's
+    equality holds too: the index's points are a superset, and the ``$expr`` is still applied."""
+    if not isinstance(expr, dict) or len(expr) != 1:
+        return
+    (op, args), = expr.items()
+    if op == "$and" and isinstance(args, list):
+        for arg in args:
+            _expr_equalities(arg, variables, conjuncts)
+    elif op == "$eq" and isinstance(args, list) and len(args) == 2:
+        for field, other in ((args[0], args[1]), (args[1], args[0])):
+            path = _expr_field_path(field)
+            if path is not None:
+                value = _expr_constant(other, variables)
+                if value is not _MISSING:
+                    conjuncts.append((path, {"$eq": value}))
+                return
+
+
+def _expr_field_path(arg: Any) -> str | None:
+    """``"$a.b"`` -> ``a.b``; None for anything else (a variable, a numeric component: an expression's
+    ``$a.0`` is field "0", a filter's ``a.0`` also array element 0)."""
+    if type(arg) is not str or not arg.startswith("$") or arg.startswith("$$"):
+        return None
+    path = arg[1:]
+    for part in path.split("."):
+        if not part or part.isdigit() or part.startswith("$"):
+            return None
+    return path
+
+
+def _expr_constant(arg: Any, variables: Mapping[str, Any]) -> Any:
+    """The constant an expression operand is (a literal, ``{$literal: v}``, a user variable's value),
+    when an index may be bounded by it; ``_MISSING`` otherwise."""
+    if type(arg) is str and arg.startswith("$"):
+        name = arg[2:] if arg.startswith("$$") else ""
+        if not name or "." in name or name[0].isupper():
+            return _MISSING  # a field path, a system variable ($$NOW, $$ROOT...) or a path into a variable
+        value = variables.get(name, _MISSING)
+    elif isinstance(arg, dict):
+        if len(arg) != 1 or "$literal" not in arg:
+            return _MISSING  # an expression (an object literal's fields are expressions too)
+        value = arg["$literal"]
+    else:
+        value = arg
+    if type(value) is dict:
+        return value if _is_plain_value(value) else _MISSING
+    return value if isinstance(value, _EXPR_BOUND_TYPES) else _MISSING
 
 
 def _add_points(b: FieldBounds, values: list) -> None:
     if b.points is None:
         b.points = values
         b.lo = b.hi = _MISSING
+        b.ranges = None
     else:  # a second equality on the same path: keep the smaller set (both are re-checked anyway)
         if len(values) < len(b.points):
             b.points = values
+
+
+def _add_ranges(b: FieldBounds, ranges: list[tuple[Any, Any, bool, bool]]) -> None:
+    """A regex's ranges bound the path unless points do already (both are re-checked anyway); they
+    replace a ``$gt``/``$lt`` range, whose sides may come from different array elements."""
+    if b.points is None and b.ranges is None:
+        b.ranges = ranges
+        b.lo = b.hi = _MISSING
+
+
+def _regex_operator(arg: Any, options: Any) -> list[tuple[Any, Any, bool, bool]] | None:
+    """The ranges of ``{$regex: arg, $options: options}`` (parsed and checked before planning), None
+    for a shape the matcher refuses."""
+    if is_regex(arg):
+        pattern, flags = pattern_and_options(arg)
+        if isinstance(options, str) and options:
+            flags = options
+    elif type(arg) is str:
+        pattern, flags = arg, options if isinstance(options, str) else ""
+    else:
+        return None
+    return regex_ranges(pattern, flags, Regex(pattern, flags))
+
+
+def simple_regex_prefix(pattern: str, flags: str) -> str:
+    """The literal prefix every string a regex matches starts with ("" when none can be read), as
+    mongod's IndexBoundsBuilder::simpleRegex reads it: the regex is anchored at the start (``^``, or
+    ``\\A`` which ``m`` leaves alone), has no unescaped ``|``, flags only ``m`` (with ``\\A``), ``s``, ``x``
+    and ``u`` (mongod refuses it here, though it changes no match: pymongo sends it with
+    every compiled Python pattern);
+    the prefix is its self-matching characters (``\\Q…\\E`` quoted, ``\\`` before a non-alphanumeric) up to
+    the first metacharacter. ``*``, ``?`` and ``{`` (a count that may be zero) make the character before
+    them optional, so it is dropped (mongod keeps it before ``{``: ``/^ab{0}c/`` matches "ac")."""
+    if pattern.startswith("\\A"):
+        multiline_ok, i = True, 2
+    elif pattern.startswith("^"):
+        multiline_ok, i = False, 1
+    else:
+        return ""
+    if _may_have_unescaped_pipe(pattern[i:]):
+        return ""
+    extended = False
+    for flag in flags:
+        if flag == "m" and multiline_ok or flag in "su":
+            continue
+        if flag == "x":
+            extended = True
+            continue
+        return ""
+    prefix: list[str] = []
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c in "*?{":
+            return "".join(prefix[:-1])
+        if c == "\\":
+            c = pattern[i] if i < n else ""
+            i += 1
+            if c == "Q":
+                end = pattern.find("\\E", i)
+                quoted = pattern[i:] if end < 0 else pattern[i:end]
+                prefix.extend(quoted)
+                i = n if end < 0 else end + 2
+            elif c == "" or c.isascii() and c.isalnum():
+                break  # a class or an assertion (\d, \b, \1 ...): the prefix ends before it
+            else:
+                prefix.append(c)
+        elif c in "^$.[()+":
+            break
+        elif extended and c == "#":
+            break
+        elif extended and c in " \t\n\r\f\v":
+            continue
+        else:
+            prefix.append(c)
+    return "".join(prefix)
+
+
+def _may_have_unescaped_pipe(text: str) -> bool:
+    """mongod's stringMayHaveUnescapedPipe: a ``|`` not after a single backslash (false positives
+    allowed: one inside a class or ``\\Q…\\E`` counts)."""
+    for i, ch in enumerate(text):
+        if ch == "|" and (i == 0 or text[i - 1] != "\\" or i >= 2 and text[i - 2] == "\\"):
+            return True
+    return False
+
+
+def _prefix_end(prefix: str) -> str | None:
+    """The least string above every string starting with ``prefix`` (its last character + 1, past
+    the surrogates), None when there is none below the end of the strings."""
+    while prefix:
+        last = ord(prefix[-1]) + 1
+        if last == 0xD800:
+            last = 0xE000
+        if last <= 0x10FFFF:
+            return prefix[:-1] + chr(last)
+        prefix = prefix[:-1]
+    return None
+
+
+def regex_ranges(pattern: str, flags: str, value: Any) -> list[tuple[Any, Any, bool, bool]]:
+    """Index value ranges of a regex predicate, ascending: the strings starting with its prefix (all
+    strings without one: ``["", {})``) and the regex ``value`` itself (a stored regex equal to the
+    query's matches it)."""
+    prefix = simple_regex_prefix(pattern, flags)
+    end = _prefix_end(prefix) if prefix else None
+    strings = (prefix, end if end is not None else {}, True, False)
+    return [strings, (value, value, True, True)]
+
+
+def _union(ranges: list[tuple[Any, Any, bool, bool]]) -> list[tuple[Any, Any, bool, bool]]:
+    """Value ranges sorted and merged where they overlap or touch (``$in`` of regexes and values), so
+    the scan's intervals are disjoint and in index order."""
+    keyed = sorted(((encode_key((r[0],), (1,)), not r[2], encode_key((r[1],), (1,)), r) for r in ranges),
+                   key=lambda t: (t[0], t[1]))
+    out: list[list[Any]] = []  # [lo_key, hi_key, range]
+    for lo_key, lo_excl, hi_key, r in keyed:
+        if out:
+            last = out[-1]
+            last_hi_incl = last[2][3]
+            if lo_key < last[1] or lo_key == last[1] and (last_hi_incl or not lo_excl):
+                if hi_key > last[1] or hi_key == last[1] and r[3] and not last_hi_incl:
+                    last[1], last[2] = hi_key, (last[2][0], r[1], last[2][2], r[3])
+                continue
+        out.append([lo_key, hi_key, r])
+    return [entry[2] for entry in out]
 
 
 def _fmt(v: Any) -> str:
@@ -152,6 +362,9 @@ def _fmt(v: Any) -> str:
         return "inf.0" if v > 0 else "-inf.0"
     if isinstance(v, datetime.datetime | DatetimeMS | ObjectId | Timestamp | Decimal128):
         return bson_repr(v)
+    if is_regex(v):
+        pattern, flags = pattern_and_options(v)
+        return f"/{pattern}/{flags}"
     return str(v)
 
 
@@ -203,6 +416,8 @@ def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = Tr
     ascending encoding of each point kept from several (by the point's ``id``: what deduplicated them)."""
     if b is None:
         return [(MinKey(), MaxKey(), True, True)]
+    if b.ranges is not None and b.points is None:
+        return b.ranges
     if b.is_point:
         if b.points is not None and len(b.points) == 1:  # one point: nothing to dedupe or order
             p = b.points[0]
@@ -387,6 +602,8 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
         return bounds, True
     out: dict[str, FieldBounds] = {}
     for path, b in bounds.items():
+        if b.ranges is not None and b.points is None and icoll is not None:
+            continue  # a regex's prefix is in code point order, not the index's collation order
         if not any(has_strings(v) for v in b.values()):
             out[path] = b
         elif same:

@@ -12,7 +12,7 @@ and de-duplicate record ids (a multikey document can appear more than once in an
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bson
@@ -177,7 +177,7 @@ def _id_lookup_plan(indexes: list[dict], filter: dict, collation: Any, multikey_
 def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = None, hint: Any = None, *,
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
                 cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset(),
-                id_lookup: bool = False, table_scan: bool = True) -> Plan:
+                id_lookup: bool = False, table_scan: bool = True, variables: Mapping[str, Any] | None = None) -> Plan:
     """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
     when hinted or when the filter implies their partialFilterExpression (``implication``).
 
@@ -205,6 +205,8 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
     ``collections.table_scan_allowed``): a plan that would scan the whole collection is 291
     NoQueryExecutionPlans, as mongod's QueryPlanner::plan refuses it — a ``$natural`` hint too; a
     clustered collection's scan bounded by the filter's ``_id`` range is no table scan.
+    ``variables``: the values of the ``$$names`` the filter's ``$expr`` reads (an equality of a field and
+    a variable bounds the field's index: ``index_bounds.extract_bounds``).
     """
     if not table_scan and isinstance(hint, dict) and "$natural" in hint:
         raise no_table_scan("hint $natural is not allowed, because 'notablescan' is enabled")
@@ -219,12 +221,12 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
         indexes = _strict_view(indexes)
     # an index union may hold a TEXT read ($text below $or) when the caller runs unions
     union = allow_or and hint in (None, {}, "")
-    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation, scalar_paths, union)
+    plan = _choose_plan(indexes, filter, sort, hint, multikey_default, collation, scalar_paths, union, variables)
     if plan.kind == "COLLSCAN" and allow_or and hint in (None, {}, "") and isinstance(filter, dict):
         branches = filter.get("$or")
         if isinstance(branches, list) and branches and all(isinstance(b, dict) for b in branches):
-            subs = [_choose_plan(indexes, b, None, None, multikey_default, collation, scalar_paths)
-                    for b in branches]
+            subs = [_choose_plan(indexes, b, None, None, multikey_default, collation, scalar_paths,
+                                 variables=variables) for b in branches]
             if all(sub.kind == "IXSCAN" for sub in subs):
                 return Plan("OR", branches=subs)
     if cluster is not None and plan.kind in ("COLLSCAN", "IXSCAN"):
@@ -259,12 +261,13 @@ def names_cluster(cluster: dict, hint: Any) -> bool:
 
 def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hint: Any,
                  multikey_default: bool, collation: Any = None,
-                 scalar_paths: frozenset[str] = frozenset(), union: bool = False) -> Plan:
+                 scalar_paths: frozenset[str] = frozenset(), union: bool = False,
+                 variables: Mapping[str, Any] | None = None) -> Plan:
     if isinstance(hint, dict) and "$natural" in hint:
         return Plan("COLLSCAN", natural_reverse=key_direction(hint["$natural"]) < 0)
-    all_bounds = extract_bounds(filter)
+    all_bounds = extract_bounds(filter, variables)
     if filter and plan_special.mentions_special(filter) or filter and "$or" in filter:
-        special = plan_special.special_plan(indexes, filter, all_bounds, union, collation)
+        special = plan_special.special_plan(indexes, filter, extract_bounds(filter, with_expr=False), union, collation)
         if special is not None:
             return special
     if hint is not None and hint != {} and hint != "":

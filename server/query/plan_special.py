@@ -360,7 +360,7 @@ def _text_union(filter: dict, indexes: list[dict], path: tuple, siblings: list[P
     from tidemark.query.index_bounds import extract_bounds
     from tidemark.query.match import compile_filter
 
-    read = _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, extract_bounds(holder), arrays)
+    read = _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, extract_bounds(holder, with_expr=False), arrays)
     try:
         # compiled once per query; the read's own filter (with its variables) still runs after
         rest = compile_filter(_without_text(filter, path), collation=collation)

@@ -69,11 +69,15 @@ def _is_text_match(stage: dict) -> bool:
     return isinstance(arg, dict) and "$text" in arg
 
 
-def _read_core_leading(stage: Any) -> bool:
+def _read_core_leading(stage: Any, ctx: PipelineContext) -> bool:
     """A first stage of a sub-pipeline that reads its collection through the read core, as a first stage
-    of an aggregate would (an index serves it): a $text $match, $geoNear, $indexStats."""
-    return isinstance(stage, dict) and (_is_text_match(stage) or (
-        len(stage) == 1 and next(iter(stage)) in ("$geoNear", "$indexStats")))
+    of an aggregate would (an index serves it): a $match (a $text one too), $geoNear, $indexStats. (A
+    context without the read core — a pipeline run over given documents — filters a plain $match itself.)"""
+    if not isinstance(stage, dict) or len(stage) != 1:
+        return False
+    name = next(iter(stage))
+    return name in ("$geoNear", "$indexStats") or name == "$match" and (
+        ctx.query_collection is not None or _is_text_match(stage))
 
 
 def _lite_parse_lookup(spec: Any, ctx: PipelineContext) -> None:
@@ -168,11 +172,16 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         ctx = dataclasses.replace(ctx, collation=parse_collation(spec["_internalCollation"], "_internalCollation"))
     group_key = group_key_for(ctx.collation)  # local/foreign equality under the foreign side's collation
     sub = spec.get("pipeline")
-    # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats (no localField, whose $match
-    # would lead it) runs that stage on the foreign collection through the read core (its indexes; a
-    # text score in the pipeline's DocMeta table), with the input document's let variables; the rest
-    # of the sub-pipeline runs here over what it finds.
-    leading = sub[0] if sub and local_path is None and target is not None and _read_core_leading(sub[0]) else None
+    # A sub-pipeline led by a $match, a $geoNear or an $indexStats (no localField, whose $match
+    # would lead it) runs that stage on the foreign collection through the read core (its indexes —
+    # a $expr equality of a foreign field and a let variable is a point of that field's index, as
+    # mongod's $_internalExprEq —, a text score in the pipeline's DocMeta table), with the input
+    # document's let variables; the rest of the sub-pipeline runs here over what it finds. (Before, a
+    # $match read the whole foreign collection once per input document.) Not under an
+    # _internalCollation, which the read core's foreign reads do not take.
+    leading = sub[0] if (sub and local_path is None and target is not None and _read_core_leading(sub[0], ctx)
+                         and (_is_text_match(sub[0]) or "$match" not in sub[0] or not spec.get("_internalCollation"))) \
+        else None
     whole = _with_front(ctx, target, sub)
     if leading is not None:
         # validated as the first stage of a pipeline, where these may stand
@@ -363,9 +372,9 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     for st in check_sub_pipeline(sub):
         if len(st) == 1 and next(iter(st)) in ("$out", "$merge"):
             raise MongoError(31441, f"{next(iter(st))} is not allowed within a $unionWith's sub-pipeline")
-    # A sub-pipeline led by a $text $match, a $geoNear or an $indexStats reads the collection through the
-    # read core (as in $lookup); the rest of the sub-pipeline runs here over what it finds.
-    leading = sub[0] if sub and target is not None and _read_core_leading(sub[0]) else None
+    # A sub-pipeline led by a $match, a $geoNear or an $indexStats reads the collection through the
+    # read core (as in $lookup: a $match uses its indexes); the rest of the sub-pipeline runs here over what it finds.
+    leading = sub[0] if sub and target is not None and _read_core_leading(sub[0], ctx) else None
     whole = _with_front(ctx, target, sub)
     if leading is not None:
         parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where these may stand

@@ -81,7 +81,7 @@ from tidemark.timeseries.bucketdoc import MetaPoint, date_ms, ms_to_date, value_
 from tidemark.timeseries.minmax import BOUNDED_CLASSES, type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
-_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte"})
+_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte", "$regex", "$options"})
 _CONTROL_BOUNDS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 _MISSING = object()
 _STRUCTURAL = (And, Or, Nor, Not)

@@ -93,7 +93,11 @@ def test_equality_on_indexed_field_uses_ixscan():
 
 def test_no_usable_predicate_scans_collection():
     assert plan.choose_plan([ID, A], {"z": 5}).kind == "COLLSCAN"
-    assert plan.choose_plan([ID, A], {"a": {"$regex": "x"}}).kind == "COLLSCAN"
+
+def test_a_regex_without_prefix_scans_every_string_of_the_index():
+    # mongod's plan too: an index is relevant to a regex on its field (tests/e2e/test_regex_index_bounds.py)
+    p = plan.choose_plan([ID, A], {"a": {"$regex": "x"}})
+    assert p.kind == "IXSCAN" and p.bounds_desc == {"a": ['["", {})', "[/x/, /x/]"]}
 
 
 def test_hidden_sparse_and_partial_indexes_are_not_chosen_unless_hinted():
