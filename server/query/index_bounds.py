@@ -53,6 +53,9 @@ class FieldBounds:
     hi: Any = _MISSING
     hi_incl: bool = True
     ranges: list[tuple[Any, Any, bool, bool]] | None = None
+    # ``ranges`` is a ``$expr`` comparison's: across types (BSON order, missing lowest), true of an
+    # array as a whole, so only an index holding no array on the path may serve it (``usable_bounds``)
+    expr_range: bool = False
 
     @property
     def is_point(self) -> bool:
@@ -126,11 +129,47 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
                 elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
                     if b.points is None and b.hi is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
+        elif type(cond) is _ExprRange:
+            _add_expr_range(b, cond)
         elif is_regex(cond):
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
     return {p: b for p, b in out.items() if b.is_point or b.is_range}
+
+
+class _ExprRange:
+    """A conjunct of ``_expr_comparisons``: ``path op value`` in the expression language's order."""
+
+    __slots__ = ("op", "value")
+
+    def __init__(self, op: str, value: Any):
+        self.op, self.value = op, value
+
+
+# the absolute ends of the key order (MinKey / MaxKey as values, not the open side of a type bracket)
+_BOTTOM = MinKey()
+_TOP = MaxKey()
+
+
+def _add_expr_range(b: FieldBounds, cond: _ExprRange) -> None:
+    """A ``$expr`` comparison's range, intersected with the path's other ones (each met by the one
+    value the path holds where the range may be used)."""
+    if b.points is not None or b.ranges is not None and not b.expr_range:
+        return
+    v = cond.value
+    lo, lo_incl, hi, hi_incl = ((v, cond.op == "$gte", _TOP, True) if cond.op in ("$gt", "$gte")
+                                else (_BOTTOM, True, v, cond.op == "$lte"))
+    if b.ranges is not None:
+        (olo, ohi, olo_incl, ohi_incl), = b.ranges
+        lo_key, olo_key = encode_key((lo,), (1,)), encode_key((olo,), (1,))
+        if olo_key > lo_key or olo_key == lo_key and not olo_incl:
+            lo, lo_incl = olo, olo_incl
+        hi_key, ohi_key = encode_key((hi,), (1,)), encode_key((ohi,), (1,))
+        if ohi_key < hi_key or ohi_key == hi_key and not ohi_incl:
+            hi, hi_incl = ohi, ohi_incl
+    b.ranges, b.expr_range = [(lo, hi, lo_incl, hi_incl)], True
+    b.lo = b.hi = _MISSING
 
 
 def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]], variables: Mapping[str, Any] | None) -> None:
@@ -147,7 +186,7 @@ def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]], variables: Map
                     _collect_conjuncts(sub, conjuncts, variables)
         elif k == "$expr":
             if variables is not None:
-                _expr_equalities(v, variables, conjuncts)
+                _expr_comparisons(v, variables, conjuncts)
         elif not k.startswith("$"):
             conjuncts.append((k, v))
 
@@ -157,29 +196,42 @@ def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]], variables: Map
 _EXPR_BOUND_TYPES = (str, int, float, Decimal128, datetime.datetime, DatetimeMS, ObjectId, Timestamp, bytes)
 
 
-def _expr_equalities(expr: Any, variables: Mapping[str, Any], conjuncts: list[tuple[str, Any]]) -> None:
-    """The ``{path: {$eq: value}}`` conjuncts a ``$expr`` implies, as mongod's RewriteExpr makes
-    ``$_internalExprEq`` of them for the planner: an ``$eq`` (below ``$and``s) of a field path and a
-    constant (a literal, ``$literal``, or a user variable: a ``$lookup``'s ``let`` compared with a
-    foreign field). An expression equal to a scalar holds no array on its path, so the matcher's
-    equality holds too: the index's points are a superset, and the ``$expr`` is still applied."""
+_FLIPPED = {"$eq": "$eq", "$gt": "$lt", "$gte": "$lte", "$lt": "$gt", "$lte": "$gte"}
+
+
+def _expr_comparisons(expr: Any, variables: Mapping[str, Any], conjuncts: list[tuple[str, Any]]) -> None:
+    """The conjuncts a ``$expr`` implies, as mongod's RewriteExpr makes ``$_internalExpr*`` predicates
+    of them for the planner: an ``$eq``, ``$gt``, ``$gte``, ``$lt`` or ``$lte`` (below ``$and``s) of a
+    field path and a constant (a literal, ``$literal``, or a user variable: a ``$lookup``'s ``let``
+    compared with a foreign field). An expression equal to a scalar holds no array on its path, so the
+    matcher's equality holds too: ``{path: {$eq: value}}``, whose index points are a superset. An order
+    comparison crosses types (``"$a" > 5`` holds for any string) and holds for an array as a whole:
+    an ``_ExprRange`` (``(5, MaxKey]``), for an index without arrays on the path. The ``$expr`` is
+    still applied to every document found."""
     if not isinstance(expr, dict) or len(expr) != 1:
         return
     (op, args), = expr.items()
     if op == "$and" and isinstance(args, list):
         for arg in args:
-            _expr_equalities(arg, variables, conjuncts)
-    elif op == "$eq" and isinstance(args, list) and len(args) == 2:
-        for field, other in ((args[0], args[1]), (args[1], args[0])):
-            path = _expr_field_path(field)
-            if path is not None:
-                value = _expr_constant(other, variables)
-                if value is not _MISSING:
-                    conjuncts.append((path, {"$eq": value}))
-                return
+            _expr_comparisons(arg, variables, conjuncts)
+        return
+    if op not in _FLIPPED or not isinstance(args, list) or len(args) != 2:
+        return
+    path, other = expr_field_path(args[0]), args[1]
+    if path is None:
+        path, other, op = expr_field_path(args[1]), args[0], _FLIPPED[op]
+    if path is None:
+        return
+    value = expr_constant(other, variables)
+    if value is _MISSING:
+        return
+    if op == "$eq":
+        conjuncts.append((path, {"$eq": value}))
+    elif not (isinstance(value, float) and math.isnan(value) or isinstance(value, Decimal128) and value.to_decimal().is_nan()):
+        conjuncts.append((path, _ExprRange(op, value)))  # (NaN: below every number, not where keys put it)
 
 
-def _expr_field_path(arg: Any) -> str | None:
+def expr_field_path(arg: Any) -> str | None:
     """``"$a.b"`` -> ``a.b``; None for anything else (a variable, a numeric component: an expression's
     ``$a.0`` is field "0", a filter's ``a.0`` also array element 0)."""
     if type(arg) is not str or not arg.startswith("$") or arg.startswith("$$"):
@@ -191,9 +243,12 @@ def _expr_field_path(arg: Any) -> str | None:
     return path
 
 
-def _expr_constant(arg: Any, variables: Mapping[str, Any]) -> Any:
+NO_CONSTANT: Any = _MISSING  # what ``expr_constant`` answers for an operand that is no usable constant
+
+
+def expr_constant(arg: Any, variables: Mapping[str, Any]) -> Any:
     """The constant an expression operand is (a literal, ``{$literal: v}``, a user variable's value),
-    when an index may be bounded by it; ``_MISSING`` otherwise."""
+    when an index may be bounded by it; ``NO_CONSTANT`` otherwise."""
     if type(arg) is str and arg.startswith("$"):
         name = arg[2:] if arg.startswith("$$") else ""
         if not name or "." in name or name[0].isupper():
@@ -215,6 +270,7 @@ def _add_points(b: FieldBounds, values: list) -> None:
         b.points = values
         b.lo = b.hi = _MISSING
         b.ranges = None
+        b.expr_range = False
     else:  # a second equality on the same path: keep the smaller set (both are re-checked anyway)
         if len(values) < len(b.points):
             b.points = values
@@ -442,7 +498,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     A range keeps both sides unless the index is (or may be) multikey and its path is not one of
     ``scalar_paths`` (paths that never hold an array)."""
     fields, directions = key_fields(spec["key"])
-    multikey = bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
+    multikey = multikey_index(spec, multikey_default)
     per_component: list[list[tuple]] = []
     shown_ranges: dict[str, tuple[list[tuple], int]] = {}  # explain's, in key order once rendered
     bounded = True
@@ -450,6 +506,8 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     bounded_heads: set[str] = set()  # first components of the (multikey) paths bounded so far
     for f, d in zip(fields, directions, strict=False):
         b = bounds.get(f) if bounded else None
+        if b is not None and b.expr_range and multikey and f not in scalar_paths:
+            b = None  # an array's keys are its elements, a $expr compares it whole
         if b is not None and multikey and f not in scalar_paths:
             # Two paths under one array (``a.b``, ``a.c``) take their keys from one element at a time
             # (index_keys), while ``{"a.b": 1, "a.c": 1}`` may meet each in another element: only the
@@ -510,7 +568,8 @@ def _in_key_order(ranges: list[tuple], direction: int) -> list[tuple]:
 
 
 def _is_placeholder(v: Any) -> bool:
-    return isinstance(v, (MinKey, MaxKey))
+    """The open side of a range (kept in the other side's type bracket); not the absolute ends."""
+    return isinstance(v, (MinKey, MaxKey)) and v is not _TOP and v is not _BOTTOM
 
 
 def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
@@ -577,6 +636,19 @@ def _piece(value_range: tuple, d: int,
     else:
         hi_incl = khi_incl
     return lo, lo_incl, hi, hi_incl
+
+
+def without_expr_ranges(bounds: dict[str, FieldBounds]) -> dict[str, FieldBounds]:
+    """``bounds`` less the ``$expr`` order comparisons' ranges, for the indexes whose keys may hold an
+    array's elements (wildcard, hashed, geo, text)."""
+    if not any(b.expr_range for b in bounds.values()):
+        return bounds
+    return {p: b for p, b in bounds.items() if not b.expr_range}
+
+
+def multikey_index(spec: dict, multikey_default: bool) -> bool:
+    """Whether the index may hold an array's elements as keys (``_id_`` never does)."""
+    return bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
 
 
 def bounds_for_hashed(indexes: list[dict], bounds: dict[str, FieldBounds],

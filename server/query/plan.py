@@ -29,6 +29,8 @@ from tidemark.query.index_bounds import (
     bounds_for_index,
     build_intervals,
     extract_bounds,
+    multikey_index,
+    without_expr_ranges,
 )
 from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
@@ -273,19 +275,20 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
         if is_special(spec["key"]):
-            return plan_special.hinted_plan(spec, filter, all_bounds)
+            return plan_special.hinted_plan(spec, filter, without_expr_ranges(all_bounds))
         if is_wildcard(spec["key"]):
-            return hinted_wildcard_plan(spec, filter, all_bounds, collation, sort, multikey_default)
+            return hinted_wildcard_plan(spec, filter, without_expr_ranges(all_bounds), collation, sort, multikey_default)
         return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
-    found = best_index(indexes, filter, all_bounds, sort, collation)
+    found = best_index(indexes, filter, all_bounds, sort, collation, multikey_default)
     if found is not None:
         return plan_for(found, all_bounds, sort, multikey_default, collation, scalar_paths)
     if filter:
-        wildcard = best_wildcard_plan(indexes, filter, all_bounds, collation, sort, multikey_default)
+        wildcard = best_wildcard_plan(indexes, filter, without_expr_ranges(all_bounds), collation, sort, multikey_default)
         if wildcard is not None:
             return wildcard
     if any(is_special(spec["key"]) for spec in indexes):
-        fallback = plan_special.fallback_plan(indexes, filter, bounds_for_hashed(indexes, all_bounds, collation))
+        fallback = plan_special.fallback_plan(indexes, filter,
+                                              bounds_for_hashed(indexes, without_expr_ranges(all_bounds), collation))
         if fallback is not None:
             return fallback
     if sort:
@@ -299,7 +302,7 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
 
 
 def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
-               sort: dict | None, collation: Any = None) -> dict | None:
+               sort: dict | None, collation: Any = None, multikey_default: bool = True) -> dict | None:
     """The index whose bounds (``all_bounds``: ``extract_bounds(filter)``) serve the read best, or None.
     Hidden, sparse, special and wildcard indexes are never chosen here; a partial one only when ``filter``
     implies its ``partialFilterExpression``. With no sort, no partial and no special index and no
@@ -312,6 +315,8 @@ def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[st
             continue
         fields, _ = key_fields(spec["key"])
         bounds, same = bounds_for_index(spec, all_bounds, collation)
+        if multikey_index(spec, multikey_default):
+            bounds = without_expr_ranges(bounds)  # (build_intervals leaves them out there too)
         # a partial index only under the query's own collation (its filter compared strings under it),
         # and only when the query implies its filter (mongod's isSubsetOf, strings collated)
         if "partialFilterExpression" in spec and not (
