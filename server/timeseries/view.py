@@ -45,7 +45,7 @@ from tidemark.timeseries import (
 )
 from tidemark.timeseries.bucketdoc import time_bound_paths
 from tidemark.timeseries.deps import leading_matches, needed_fields
-from tidemark.timeseries.filters import BucketFilter, derive, shape_of
+from tidemark.timeseries.filters import BucketFilter, derive, shape_of, with_expr_implications
 from tidemark.timeseries.indexes import translate_hint
 from tidemark.timeseries.unpack import parse_internal_unpack
 
@@ -77,6 +77,10 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
     if isinstance(node, AlwaysTrue):
         node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
+    if node is not None:
+        carried = parsed(user_pipeline[0])
+        node = with_expr_implications(node, spec.time_field, spec.meta_field,
+                                      carried.variables if carried is not None else None)
     span = spec.bucket_max_span_seconds or 3600
     # the view carries the collection's default collation: the order of its buckets' control strings
     default = view_doc.get("collation")
