@@ -630,8 +630,6 @@ class FindSpec:
         for k in cmd:
             if k not in FIND_FIELDS:
                 raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
-        if "startTransaction" in cmd or "autocommit" in cmd:
-            C.check_no_transaction(cmd)
         self.name = C.collection_arg(cmd, command)
         self.collection_uuid = namespace.collection_uuid_arg(cmd, command)
         self.filter = C.doc_arg(cmd, "filter", command) or {}

@@ -21,7 +21,7 @@ from typing import Any
 from tidemark import log
 from tidemark.arguments import GENERIC_ARGUMENTS
 from tidemark.auth.redaction import redact_command
-from tidemark.auth.rules import authorize
+from tidemark.auth.rules import authorize, requires_auth
 from tidemark.commands import (
     admin,
     aggregate,
@@ -66,7 +66,7 @@ from tidemark.fsync_lock import WRITE_COMMANDS, is_write
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query.expr_base import type_name
-from tidemark.session_cache import attaches_session
+from tidemark.session_cache import attaches_session, check_session_fields
 from tidemark.storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
@@ -217,6 +217,8 @@ class Dispatcher:
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
+            if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
+                check_session_fields(spec.name, cmd, requires_auth(spec.name), conn, self.server.auth)
             lsid = cmd.get("lsid")
             if lsid is not None and attaches_session(spec.name, conn, self.server.auth):
                 self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full

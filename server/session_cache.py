@@ -64,6 +64,38 @@ def attaches_session(command_name: str, conn: Any, auth: Any) -> bool:
         conn.principal is not None or auth is None or not auth.enabled)
 
 
+NOT_A_REPLICA_SET = "Transaction numbers are only allowed on a replica set member or mongos"
+
+
+def check_session_fields(command_name: str, cmd: dict, requires_auth: bool, conn: Any, auth: Any) -> None:
+    """mongod's initializeOperationSessionInfo checks of ``txnNumber``, ``autocommit`` and
+    ``startTransaction`` on a standalone (``requires_auth``: the command is not one of the open handshake
+    ones; ``conn``, ``auth`` as for :func:`attaches_session`). A transaction number means a retryable
+    write or a transaction, and a standalone has neither: 20 for every command that carries one with its
+    ``lsid``, whatever else the command says."""
+    if not requires_auth:
+        if "autocommit" in cmd:
+            raise MongoError(ErrorCode.OperationNotSupportedInTransaction,
+                             "This command is not supported in transactions")
+        if "txnNumber" in cmd:
+            raise MongoError(50889, "It is illegal to provide a txnNumber for this command")
+    if conn.principal is None and auth is not None and auth.enabled:
+        return  # no user to own a session (the localhost exception too): mongod looks no further
+    if "lsid" in cmd:
+        if command_name in SESSIONLESS_COMMANDS:
+            return
+    elif "txnNumber" in cmd:
+        raise MongoError(ErrorCode.InvalidOptions, "Transaction number requires a session ID to also be specified")
+    if "txnNumber" in cmd:
+        raise MongoError(ErrorCode.IllegalOperation, NOT_A_REPLICA_SET)
+    if "autocommit" in cmd:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "'autocommit' field requires a transaction number to also be specified")
+    if "startTransaction" in cmd:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "'startTransaction' field requires 'autocommit' field to also be specified")
+
+
 def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 

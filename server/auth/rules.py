@@ -656,6 +656,11 @@ def _no_rule(req: Request) -> None:
     raise Denied
 
 
+def requires_auth(name: str) -> bool:
+    """Whether the command needs an authenticated user (mongod's Command::requiresAuth)."""
+    return RULES.get(name, _no_rule) is not OPEN
+
+
 def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
     """Check one command against the caller's privileges. Returns the command to run (possibly
     narrowed); raises 13 Unauthorized. A no-op while access control is off."""

@@ -72,10 +72,6 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
                                                          "with {aggregate: 1}, not a collection")
         sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
     writes = any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline)
-    if writes:
-        C.check_no_transaction(cmd)
-    elif "startTransaction" in cmd or "autocommit" in cmd:
-        C.check_no_transaction(cmd)
     db = ctx.db
     let = evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
     collation = C.collation_arg(cmd, "aggregate")

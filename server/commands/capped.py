@@ -103,7 +103,6 @@ async def _run(ctx: CommandContext, fn) -> Any:
 
 
 async def convert_to_capped(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     name = C.collection_arg(cmd, "convertToCapped")
     size = _command_size(cmd, "convertToCapped")
     dropped = await _run(ctx, _clone_fn(ctx.db, name, name, size, "convertToCapped", replace=True))
@@ -113,7 +112,6 @@ async def convert_to_capped(ctx: CommandContext, cmd: dict) -> dict:
 
 
 async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     source: Any = cmd.get("cloneCollectionAsCapped")
     target: Any = cmd.get("toCollection")
     for label, value in (("cloneCollectionAsCapped", source), ("toCollection", target)):

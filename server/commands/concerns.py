@@ -7,7 +7,7 @@ told it got what it asked for).
 - readConcern.level: local, available, majority are served (every acknowledged write is durable
   and visible); ``snapshot`` -> 123 NotAReplicaSet, ``linearizable`` -> 123; another value -> 9.
 - readConcern.afterClusterTime / atClusterTime -> 20 IllegalOperation (no replication).
-- a transaction (``startTransaction``/``autocommit``) -> 20 before either concern is looked at.
+- a transaction (``txnNumber``) -> 20 before either concern is looked at (dispatch, session checks).
 - writeConcern is parsed as mongod's WriteConcernOptions (unknown field 40415, j/fsync not bool or
   number 14, w not a number, string or object of numbers 9, j and fsync both true 9); w: 0, 1,
   "majority" and tag documents are served; a number above 1 or another mode -> 2 BadValue, outside
@@ -24,7 +24,6 @@ from typing import Any
 
 from bson.decimal128 import Decimal128
 
-from tidemark.core.collection import check_no_transaction
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.expr_logic import truthy
@@ -79,10 +78,9 @@ def unacknowledged(cmd: dict) -> bool:
 
 
 def check_concerns(cmd: dict) -> None:
-    """Raise like mongod for a readConcern/writeConcern a standalone cannot honour. A transaction is
-    refused first (20), as mongod's initializeOperationSessionInfo runs before the concerns are read:
-    a transaction with readConcern snapshot is 20, not 123."""
-    check_no_transaction(cmd)
+    """Raise like mongod for a readConcern/writeConcern a standalone cannot honour. (A transaction was
+    refused before (20, dispatch's session checks), as mongod's initializeOperationSessionInfo runs
+    before the concerns are read: a transaction with readConcern snapshot is 20, not 123.)"""
     read = cmd.get("readConcern")
     if read is not None:
         _check_read_concern(read)

@@ -174,7 +174,6 @@ def _prepare_documents(docs: list, ordered: bool, indexes, from_oplog: bool = Fa
 
 
 async def insert(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     check_fields(cmd, "insert")
     ordered, bypass = write_statements.check_write_flags(cmd, "insert")
     name = C.collection_arg(cmd, "insert")
@@ -504,7 +503,6 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_op
 
 
 async def update(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     check_fields(cmd, "update")
     ordered, bypass = write_statements.check_write_flags(cmd, "update")
     name = C.collection_arg(cmd, "update")
@@ -602,7 +600,6 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 
 
 async def delete(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     check_fields(cmd, "delete")
     ordered, _ = write_statements.check_write_flags(cmd, "delete")
     name = C.collection_arg(cmd, "delete")
@@ -706,7 +703,6 @@ def _touches_indexes(update: Any, indexes: list[dict]) -> bool:
 
 
 async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
     check_fields(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)

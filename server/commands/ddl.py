@@ -288,7 +288,6 @@ def check_view_pipeline(pipeline: list) -> None:
 
 
 async def create(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "create")
     C.check_create_name(db, name)
@@ -448,7 +447,6 @@ def delete_view_doc(w, db: str, name: str) -> bool:
 
 
 async def drop(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "drop")
     ns = C.ns_of(db, name)
@@ -496,7 +494,6 @@ def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
 
 
 async def drop_database(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     C.check_db_name(db, dollar=True)
 
@@ -713,7 +710,6 @@ async def cursor_from_list(ctx: CommandContext, ns: str, docs: list[dict], curso
 
 
 async def rename_collection(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     if ctx.db != "admin":
         raise MongoError(ErrorCode.Unauthorized, "renameCollection may only be run against the admin database.")
     src: Any = cmd.get("renameCollection")
@@ -842,7 +838,6 @@ _ONLY_ON_TIMESERIES = ("timeseries", "timeseriesBucketsMayHaveMixedSchemaData")
 
 
 async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "collMod")
     ns = C.ns_of(db, name)

@@ -481,7 +481,6 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
 
 
 async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     name = C.collection_arg(cmd, "createIndexes")
     check_fields(cmd, "createIndexes", CREATE_INDEXES_FIELDS)
@@ -652,7 +651,6 @@ def cursor_options(cmd: dict, command: str = "listIndexes") -> dict:
 
 
 async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
-    C.check_no_transaction(cmd)
     db = ctx.db
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
     name = C.collection_arg(cmd, command)

@@ -19,7 +19,6 @@ from typing import Any
 
 from tidemark.auth.names import UserName, same_principal
 from tidemark.context import CommandContext, CommandSpec
-from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.stage_list_sessions import parse_sessions_spec
 
@@ -36,10 +35,7 @@ async def repl_set_initiate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
 
 def _transaction_command(name: str):
     async def handler(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-        if "txnNumber" in cmd:
-            raise MongoError(ErrorCode.IllegalOperation,
-                             "Transaction numbers are only allowed on a replica set member or mongos")
-        C.check_no_transaction(cmd)
+        # (with a transaction number: 20, dispatch's session checks)
         raise MongoError(ErrorCode.CommandFailed, f"{name} must be run within a transaction")
 
     return handler

@@ -75,14 +75,6 @@ def parse_statements(raw_statements: list, parse: Callable[[Any], Any], ordered:
     return parsed
 
 
-def check_no_transaction(cmd: dict) -> None:
-    """A standalone has no user transactions: mongod refuses them outright. (Retryable writes also
-    carry ``txnNumber``, but drivers only send it to replica sets, so it alone is not checked.)"""
-    if "startTransaction" in cmd or "autocommit" in cmd:
-        raise MongoError(ErrorCode.IllegalOperation,
-                         "Transaction numbers are only allowed on a replica set member or mongos")
-
-
 def collection_arg(cmd: dict, name: str) -> str:
     """The collection named by the command's first field (whatever alias spelled it), checked like mongod."""
     value = cmd[name] if name in cmd else (next(iter(cmd.values())) if cmd else None)
