@@ -271,6 +271,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "memory limit of a $group (its group keys and accumulators' state)",
     ),
     ParamSpec(
+        "internalQueryExplainSizeThresholdBytes",
+        10 * MIB,
+        _parse_non_negative_int,
+        True,
+        True,
+        "bytes of one explain stage tree past which its further stages become a size warning",
+    ),
+    ParamSpec(
         "internalQueryMaxBlockingSortMemoryUsageBytes",
         100 * MIB,
         _parse_positive_int,

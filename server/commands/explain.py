@@ -40,6 +40,7 @@ from tidemark.index_usage import not_counted
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.count_scan import CountScan, count_scan_of
+from tidemark.query.explain_size import fit_explain
 from tidemark.query.expressions import evaluate_let
 from tidemark.query.memory import LOOKUP_LIMIT, MIB
 from tidemark.query.project import distinct_projection, keeps_sort_fields, projection_stage
@@ -124,15 +125,26 @@ async def explain(ctx: CommandContext, cmd: dict) -> dict:
         return await explain_aggregate(ctx, db, target if type(target) is str else None, pipeline,
                                        inner, verbosity)
     if command == "find":
-        return await explain_find(ctx, inner, verbosity)
+        return _fitted(ctx, await explain_find(ctx, inner, verbosity))
     if command in ("count", "distinct", "update", "delete", "findAndModify", "findandmodify"):
-        return await explain_other(ctx, command, inner, verbosity)
+        return _fitted(ctx, await explain_other(ctx, command, inner, verbosity))
     raise MongoError(ErrorCode.CommandNotSupported if command in ("insert", "mapReduce") else
                      ErrorCode.CommandNotFound, f"Explain failed due to unknown command: {command}")
 
 
+def _fitted(ctx: CommandContext, reply: dict) -> dict:
+    """Every explain answer passes here: kept under the BSON size limit as mongod keeps it."""
+    return fit_explain(reply, ctx.server.params["internalQueryExplainSizeThresholdBytes"])
+
+
 async def explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipeline: list[dict], cmd: dict,
                             verbosity: str, target=None) -> dict:
+    """The explain of an aggregate (the explain command's, and an aggregate's ``explain: true``)."""
+    return _fitted(ctx, await _explain_aggregate(ctx, db, name, pipeline, cmd, verbosity, target))
+
+
+async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pipeline: list[dict], cmd: dict,
+                             verbosity: str, target=None) -> dict:
     # An explain never writes: mongod's $out / $merge exhaust their input in explain mode. An execution
     # explain runs the pipeline without its writing stage, which it still shows.
     writing = pipeline[-1:] if verbosity != "queryPlanner" and pipeline and isinstance(pipeline[-1], dict) \
