@@ -38,7 +38,6 @@ from tidemark.index_usage import not_counted
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import clustered_range, docmeta, expr_optimize, interrupt
-from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
 from tidemark.query import plan as planner
@@ -620,6 +619,7 @@ FIND_FIELDS = frozenset({
     "readOnce", "allowSpeculativeMajorityRead", "$db", "lsid", "$clusterTime", "$readPreference",
     "txnNumber", "autocommit", "startTransaction", "apiVersion", "apiStrict", "apiDeprecationErrors",
     "$client", "$audit", "maxScan", "snapshot", "$_requestResumeToken", "$_resumeAfter", "collectionUUID",
+    "runtimeConstants",
 })
 
 
@@ -680,7 +680,7 @@ class FindSpec:
         if self.tailable and (self.min is not None or self.max is not None) and not self.hint:
             # a tailable read never reaches run_find's check (tidemark.tailable plans it)
             raise MongoError(51173, "When using min()/max() a hint of which index to use must be provided")
-        self.variables = expressions_mod.evaluate_let(self.let)  # once per command, with NOW
+        self.variables = C.command_variables(cmd, command)  # once per command, with NOW
         self.meta, self.projection_variables = special_reads.find_meta(self.projection, self.sort, self.filter,
                                                                        self.variables)
         # compile now: parse errors surface before any work (and the callables are reused per document)

@@ -19,7 +19,6 @@ from tidemark.core import namespace
 from tidemark.cursors import cursor_reply
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.expressions import evaluate_let
 from tidemark.query.pipeline import check_shape
 
 # --------------------------------------------------------------------------------------------------
@@ -31,7 +30,7 @@ AGG_FIELDS = frozenset({"aggregate", "pipeline", "cursor", "explain", "allowDisk
                         "writeConcern", "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber",
                         "autocommit", "startTransaction", "apiVersion", "apiStrict",
                         "apiDeprecationErrors", "fromMongos", "needsMerge", "$client", "$audit",
-                        "collectionUUID"})
+                        "collectionUUID", "runtimeConstants"})
 
 
 def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
@@ -73,7 +72,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
         sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
     writes = any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline)
     db = ctx.db
-    let = evaluate_let(C.doc_arg(cmd, "let", "aggregate"))
+    let = C.command_variables(cmd, "aggregate")
     collation = C.collation_arg(cmd, "aggregate")
     allow_disk = _optional_bool(cmd, "allowDiskUse")
     if allow_disk is None:

@@ -41,7 +41,6 @@ from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.messages import materialize
 from tidemark.query import docmeta, expr_optimize
-from tidemark.query import expressions as expressions_mod
 from tidemark.query import match as match_mod
 from tidemark.query import project as project_mod
 from tidemark.query import sort as sort_mod
@@ -494,7 +493,7 @@ class UpdateStatement:
 def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_oplog: bool = False) -> list:
     """Well-shaped statements (``write_statements.update_statements``) compiled; a statement that
     does not compile is that statement's write error. ``from_oplog``: an applyOps entry's update."""
-    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "update"))
+    variables = C.command_variables(cmd, "update")
     default_collation = C.default_collation_of(info)
     return C.parse_statements(
         raw_statements, lambda st: UpdateStatement(st, variables=variables, default_collation=default_collation,
@@ -583,7 +582,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
 
 def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list:
     parsed: list = []
-    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    variables = C.command_variables(cmd, "delete")
     default_collation = C.default_collation_of(info)
     for st in raw_statements:  # well-shaped (write_statements.delete_statements)
         try:
@@ -733,7 +732,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     write = ts.direct_writer(name) if C.is_buckets_collection(name, info) else _write
     if view is not None:
         raise C.view_write_error(ctx.db, name)
-    variables = expressions_mod.evaluate_let(C.doc_arg(cmd, "let", command))
+    variables = C.command_variables(cmd, command)
     collation = C.effective_collation(C.collation_arg(cmd, command), C.default_collation_of(info))
     u = write_statements.fill_replacement_timestamps(cmd["update"]) if has_update else None  # as in update
     upd: Any = update_mod.parse_update(u, array_filters=cmd.get("arrayFilters"), collation=collation,

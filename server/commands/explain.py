@@ -156,7 +156,7 @@ async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pip
             return None
         with not_counted():  # explain is no index access ($indexStats)
             res = access.open_read(ctx.server, db, name, read_pipeline, hint=cmd.get("hint"), ctx=ctx,
-                                   variables=evaluate_let(C.doc_arg(cmd, "let", "aggregate")),
+                                   variables=C.command_variables(cmd, "aggregate"),
                                    collation=C.collation_arg(cmd, "aggregate"), target=target)
         access.count_stages(ctx.server, pipeline, res.target)  # (mongod ticks explained pipelines too)
         n: int | None = None

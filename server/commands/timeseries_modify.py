@@ -25,7 +25,6 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import match, project
 from tidemark.query import plan as planner
 from tidemark.query import update as update_mod
-from tidemark.query.expressions import evaluate_let
 from tidemark.timeseries import explain_shape, scan
 from tidemark.timeseries import indexes as ts_indexes
 from tidemark.timeseries import modify as ts_modify
@@ -271,7 +270,7 @@ async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespa
         raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
                                                   "Got 0 operations.")
     target = await resolve(ctx, cmd, "delete", namespace)
-    variables = evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    variables = C.command_variables(cmd, "delete")
     plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target, variables=variables)
     # the bucket filter as 7.0 writes it (what runs is plan.bucket_filter)
     shown = plan.shown_bucket_filter if plan.shown_bucket_filter is not None else plan.bucket_filter
@@ -316,7 +315,7 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     target = await resolve(ctx, cmd, "delete", namespace)
     # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
     ordered, _ = write_statements.check_write_flags(cmd, "delete")
-    variables = evaluate_let(C.doc_arg(cmd, "let", "delete"))
+    variables = C.command_variables(cmd, "delete")
     parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target, variables=variables), ordered)
 
     def fn(w: Any) -> tuple[int, list]:
@@ -361,7 +360,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None)
         )
     statement = {"q": query, "limit": 1, **({"collation": cmd["collation"]} if "collation" in cmd else {})}
     plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field,
-                                                             evaluate_let(C.doc_arg(cmd, "let", field)))
+                                                             C.command_variables(cmd, field))
     hint = cmd.get("hint") or None  # the user's index (name or key pattern), translated per bucket index
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None

@@ -24,6 +24,7 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex
+from bson.timestamp import Timestamp
 
 from tidemark.core import namespace
 from tidemark.protocol.codec import decode, encode, nesting_exceeds
@@ -34,6 +35,7 @@ from tidemark.query.docmeta import DocMeta, comparison_key_value
 from tidemark.query.expr_base import (
     type_name as type_name,  # the one BSON type name for messages (C.type_name)
 )
+from tidemark.query.expressions import evaluate_let
 from tidemark.query.index_keys import (
     MULTIKEY_FLAG,
     index_key_map,
@@ -164,6 +166,38 @@ def doc_arg(cmd: dict, field: str, command: str) -> dict | None:
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field '{command}.{field}' is the wrong type '{type_name(v)}', expected type 'object'")
     return v
+
+
+_RUNTIME_CONSTANTS = {"localNow": ("date", datetime.datetime), "clusterTime": ("timestamp", Timestamp),
+                      "jsScope": ("object", dict), "isMapReduce": ("bool", bool), "userRoles": ("object", dict)}
+
+
+def command_variables(cmd: dict, command: str) -> dict:
+    """The variables a command's expressions see: ``$$NOW`` and its ``let``; given ``runtimeConstants``
+    (mongod's LegacyRuntimeConstants: mongos sends them to shards, and mongod takes them from any client
+    of find, aggregate, update, delete and findAndModify), ``$$NOW`` is their ``localNow`` and
+    ``$$CLUSTER_TIME`` their ``clusterTime`` unless null (Variables::setLegacyRuntimeConstants)."""
+    let = doc_arg(cmd, "let", command)
+    if "runtimeConstants" not in cmd:
+        return evaluate_let(let)
+    constants = doc_arg(cmd, "runtimeConstants", command)
+    if constants is None:
+        return evaluate_let(let)
+    where = f"{command}.runtimeConstants"
+    for name, value in constants.items():
+        if name not in _RUNTIME_CONSTANTS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{where}.{name}' is an unknown field.")
+        expected, kind = _RUNTIME_CONSTANTS[name]
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{where}.{name}' is the wrong type "
+                                                     f"'{type_name(value)}', expected type '{expected}'")
+    for name in ("localNow", "clusterTime"):
+        if name not in constants:
+            raise MongoError(ErrorCode.IDLFailedToParse,
+                             f"BSON field '{where}.{name}' is missing but a required field")
+    cluster_time = constants["clusterTime"]
+    return evaluate_let(let, now=constants["localNow"],
+                        cluster_time=None if (cluster_time.time, cluster_time.inc) == (0, 0) else cluster_time)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -391,7 +391,7 @@ def _compile_hashed(arg: Any, allow_vars: bool, coll: Any = None) -> Compiled:
     return lambda doc, vars: Int64(hash64(_null_if_missing(inner(doc, vars))))
 
 
-def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
+def evaluate_let(let: Any, *, now: _dt.datetime | None = None, cluster_time: Any = None) -> dict:
     """A command's variables: ``NOW`` (one instant for the whole command) and each ``let``
     expression evaluated once, in order (later ones may use earlier ones), as mongod seeds them.
 
@@ -401,6 +401,8 @@ def evaluate_let(let: Any, *, now: _dt.datetime | None = None) -> dict:
         n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
         now = n.replace(microsecond=n.microsecond // 1000 * 1000)
     variables: dict = {"NOW": now}
+    if cluster_time is not None:  # (a command's runtimeConstants: a standalone has no clock of its own)
+        variables["CLUSTER_TIME"] = cluster_time
     for name, expr in (let or {}).items():
         if name != "NOW":
             validate_variable_name(name)
@@ -481,9 +483,13 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
         base = lambda doc, vars: _now(vars)  # noqa: E731
     elif name == "CLUSTER_TIME":
         # a standalone has no logical clock: mongod parses the variable and fails when it is read
-        # (variables.cpp, 51144), so a view or a $cond branch that never reads it works
+        # (variables.cpp, 51144), so a view or a $cond branch that never reads it works; a command's
+        # runtimeConstants may give it one
         def base(doc, vars):
-            raise MongoError(51144, "Builtin variable '$$CLUSTER_TIME' is not available")
+            try:
+                return vars["CLUSTER_TIME"]
+            except KeyError:
+                raise MongoError(51144, "Builtin variable '$$CLUSTER_TIME' is not available") from None
     elif name in ("USER_ROLES", "SEARCH_META"):
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
