@@ -619,6 +619,7 @@ RULES: dict[str, Rule | None] = {
     # a test command mongod runs even unauthenticated; here, like configureFailPoint, it needs a user
     # (only the handshake and authentication commands are open)
     "refreshLogicalSessionCacheNow": authenticated,
+    "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,
     "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "fsyncUnlock": on_cluster("unlock"),

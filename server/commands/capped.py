@@ -1,5 +1,6 @@
-"""The capped-collection commands: convertToCapped and cloneCollectionAsCapped (the caps, the trim and
-the create options are storage rules, in server/core/capped.py)."""
+"""The capped-collection commands: convertToCapped and cloneCollectionAsCapped, and mongod's test command
+captrunc (the caps, the trim, the truncation and the create options are storage rules, in
+server/core/capped.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import random
 import string
 from typing import Any
 
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+
 from tidemark import collections as access
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
-from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents
+from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents, limits, truncate_newest
 from tidemark.core.capped import _number as number
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -126,11 +130,61 @@ async def clone_collection_as_capped(ctx: CommandContext, cmd: dict) -> dict:
     return {}
 
 
+def _int_field(value: Any) -> int:
+    """mongod's BSONObj::getIntField: a number's numberInt() (a double truncated, a long wrapped to 32
+    bits, a decimal clamped), anything else (a bool, a string, a missing field) INT_MIN."""
+    int_min, int_max = -(2**31), 2**31 - 1
+    if isinstance(value, bool) or value is None:
+        return int_min
+    if isinstance(value, int | Int64):
+        return (int(value) + 2**31) % 2**32 - 2**31
+    if isinstance(value, float):
+        if value != value:
+            return 0
+        return max(int_min, min(int_max, int(value))) if abs(value) != float("inf") else (
+            int_max if value > 0 else int_min)
+    if isinstance(value, Decimal128):
+        d = value.to_decimal()
+        if d.is_nan():
+            return 0
+        return int_max if d > int_max else int_min if d < int_min else int(d)
+    return int_min
+
+
+async def captrunc(ctx: CommandContext, cmd: dict) -> dict:
+    """mongod's test command CapTrunc (test_commands.cpp): ``{captrunc: <capped collection>, n: <int>,
+    inc: <bool>}`` removes the ``n`` newest documents (``n + 1`` with ``inc: true``); the collection
+    must hold more than ``n``. The checks in mongod's order: the name (73), ``n`` positive (2), the
+    collection exists (26) and is capped (20)."""
+    name = C.collection_arg(cmd, "captrunc")
+    n = _int_field(cmd.get("n"))
+    inclusive = cmd.get("inc") is True  # (getBoolField: only a bool true counts)
+    if n <= 0:
+        raise MongoError(ErrorCode.BadValue, "n must be a positive integer")
+    ns = C.ns_of(ctx.db, name)
+
+    def fn(w):
+        info = w.get_collection(ns)
+        if info is None:
+            if C.get_view(w, ctx.db, name) is not None:
+                raise C.view_write_error(ctx.db, name)
+            raise MongoError(ErrorCode.NamespaceNotFound, f"collection {ns} does not exist")
+        if limits(info) is None:
+            raise MongoError(ErrorCode.IllegalOperation, "collection must be capped")
+        return truncate_newest(w, info, n, inclusive=inclusive)
+
+    await _run(ctx, fn)
+    return {}
+
+
 def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
     ctx.server.cursors.kill_namespace(ns, reason)
 
 
 COMMANDS = [
+    CommandSpec("captrunc", captrunc,
+                help="{captrunc: <capped collection>, n: <count>, inc: <bool>}: remove the n newest documents "
+                     "(n + 1 with inc). Test command only.", test_only=True),
     CommandSpec("cloneCollectionAsCapped", clone_collection_as_capped,
                 help="{cloneCollectionAsCapped: <source>, toCollection: <new name>, size: <bytes>}: copy a "
                      "collection into a new capped collection (the newest documents that fit)"),

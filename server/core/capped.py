@@ -147,6 +147,25 @@ def trim(w, info, cap: Limits | None = None) -> int:
     return len(victims)
 
 
+def truncate_newest(w, info, n: int, *, inclusive: bool) -> int:
+    """mongod's cappedTruncateAfter as the test command ``captrunc`` reaches it: the (n+1)-th newest
+    record is the boundary; every newer record goes, and the boundary too when ``inclusive``. The
+    collection must hold more than ``n`` records (mongod scans back n+1 of them first). Returns how many
+    were removed; the victims are read before any is deleted, as in :func:`trim`."""
+    victims: list[tuple[bytes, bytes]] = []
+    for rid, raw in w.scan(info, reverse=True):
+        victims.append((bytes(rid), bytes(raw)))
+        if len(victims) > n:
+            break
+    if len(victims) <= n:
+        raise MongoError(ErrorCode.IllegalOperation, f"invalid n, collection contains fewer than {n} documents")
+    if not inclusive:
+        victims.pop()
+    for rid, raw in victims:
+        w.delete(info, rid, C.index_keys(info, decode(raw)))
+    return len(victims)
+
+
 def insert_documents(w, info, docs) -> int:
     """Insert already-prepared documents into an existing collection and trim it (the copy of
     convertToCapped/cloneCollectionAsCapped and the profiler's entries). Returns how many were stored."""
