@@ -309,6 +309,14 @@ def recent_lines() -> tuple[list[str], int]:
         return list(_sink.recent), _sink.total_lines
 
 
+def clear_recent() -> None:
+    """mongod's RamLog::clear (the test command ``clearLog: "global"``): the retained lines go and the
+    count of lines written starts again at 0. The sink and the start-up warnings are untouched."""
+    with _sink.lock:
+        _sink.recent.clear()
+        _sink.total_lines = 0
+
+
 def startup_warnings() -> list[str]:
     with _sink.lock:
         return list(_sink.startup)

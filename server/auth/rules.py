@@ -619,6 +619,7 @@ RULES: dict[str, Rule | None] = {
     # a test command mongod runs even unauthenticated; here, like configureFailPoint, it needs a user
     # (only the handshake and authentication commands are open)
     "refreshLogicalSessionCacheNow": authenticated,
+    "clearLog": authenticated,  # a test command: mongod performs no authorization (ClearLogCmd)
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,

@@ -178,6 +178,18 @@ async def get_log(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     raise MongoError(ErrorCode.OperationFailed, f"No log named '{name}'")
 
 
+async def clear_log(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's test command ClearLogCmd (generic.cpp, a typed command whose parameter is a string):
+    only the "global" log can be cleared (72 for any other name)."""
+    name = cmd["clearLog"]
+    if type(name) is not str:
+        raise wrong_type("clearLog.clearLog", name, "string")
+    if name != "global":
+        raise MongoError(ErrorCode.InvalidOptions, "Only the 'global' log can be cleared")
+    log.clear_recent()
+    return {}
+
+
 async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     commands = {
         name: {
@@ -338,6 +350,8 @@ COMMANDS = [
     CommandSpec(
         "getLog", get_log, help="recent log lines: '*', 'global' or 'startupWarnings'", admin_only=True
     ),
+    CommandSpec("clearLog", clear_log, help="{ clearLog : 'global' }: empty the retained log lines. Test command "
+                                            "only.", admin_only=True, test_only=True),
     CommandSpec("features", features, help="return build level feature settings (oidReset: a new ObjectId "
                                            "machine nonce)"),
     CommandSpec("getParameter", get_parameter, help="read server parameters ('*' for all)", admin_only=True),
