@@ -621,6 +621,7 @@ RULES: dict[str, Rule | None] = {
     "refreshLogicalSessionCacheNow": authenticated,
     "clearLog": authenticated,  # a test command: mongod performs no authorization (ClearLogCmd)
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
+    "dropConnections": on_cluster("dropConnections"),
     "convertToCapped": on_collection("convertToCapped"), "compact": on_collection("compact"),
     "cloneCollectionAsCapped": _clone_as_capped,
     "dbHash": on_database("dbHash"), "fsync": on_cluster("fsync"), "fsyncUnlock": on_cluster("unlock"),

@@ -16,10 +16,16 @@ pools.
   are 0 and ``pools``/``hosts``/``replicaSets`` are empty documents (conn_pool_stats.cpp and
   ConnectionPoolStats::appendToBSON: a pool that never created a connection is not listed).
 - ``connPoolSync`` (``connpoolsync``): flushes those empty pools: nothing to do.
+- ``dropConnections``: ``{dropConnections: 1, hostAndPort: ["host:port", ...]}`` (drop_connections.idl,
+  admin only, cluster action dropConnections) drops the pooled outgoing connections to those hosts:
+  a standalone has none, so once every entry parses as a HostAndPort (``parse_host_and_port``) there
+  is nothing to drop. Client connections to this server are never touched (mongod's egress pools
+  only).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bson.int64 import Int64
@@ -94,6 +100,57 @@ async def conn_pool_stats(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str,
     return reply
 
 
+def parse_host_and_port(text: str) -> tuple[str, int | None]:
+    """mongod's HostAndPort::initialize (util/net/hostandport.cpp): ``host``, ``host:port`` or
+    ``[ipv6]:port``; a malformed one is 9 FailedToParse with its message. Returns (host, port or None)."""
+    colon = text.rfind(":")
+    host = text[:colon] if colon >= 0 else text
+    open_at, close_at = text.find("["), text.find("]")
+    if open_at >= 0:
+        if open_at != 0:
+            raise MongoError(ErrorCode.FailedToParse, f"'[' present, but not first character in {text}")
+        if close_at < 0:
+            raise MongoError(ErrorCode.FailedToParse, f"ipv6 address is missing closing ']' in hostname in {text}")
+        host = text[1:close_at]
+        if colon < close_at:
+            if len(text) != close_at + 1:
+                raise MongoError(ErrorCode.FailedToParse, f"missing colon after ']' before the port in {text}")
+            colon = -1
+        elif colon != close_at + 1:
+            raise MongoError(ErrorCode.FailedToParse, f"Extraneous characters between ']' and pre-port ':' in {text}")
+    elif close_at >= 0:
+        raise MongoError(ErrorCode.FailedToParse, f"']' present without '[' in {text}")
+    elif text.find(":") != colon:
+        raise MongoError(ErrorCode.FailedToParse, "More than one ':' detected. If this is an ipv6 address, it needs "
+                                                  f"to be surrounded by '[' and ']'; {text}")
+    if not host:
+        raise MongoError(ErrorCode.FailedToParse, f'Empty host component parsing HostAndPort from "{text}"')
+    if colon < 0:
+        return host, None
+    digits = text[colon + 1:]
+    # (NumberParser, base 10: an optional sign and digits, the whole string, within an int; its
+    # messages are these, the port's text is not in them)
+    if not re.fullmatch(r"[+-]?[0-9]+", digits):
+        raise MongoError(ErrorCode.FailedToParse, "No digits" if not digits else "Did not consume whole string.")
+    port = int(digits)
+    if not -(2**31) <= port <= 2**31 - 1:
+        raise MongoError(ErrorCode.Overflow, "Overflow")
+    if port <= 0 or port > 65535:
+        raise MongoError(ErrorCode.FailedToParse,
+                         f'Port number {port} out of range parsing HostAndPort from "{text}"')
+    return host, port
+
+
+async def drop_connections(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    check_fields(cmd, "dropConnections", {"hostAndPort"})
+    hosts = field(cmd, "dropConnections", "hostAndPort", list, "array", required=True)
+    for i, entry in enumerate(hosts):
+        if type(entry) is not str:
+            raise wrong_type(f"dropConnections.hostAndPort.{i}", entry, "string")
+        parse_host_and_port(entry)
+    return {}  # (a standalone's egress pools are empty: nothing to drop)
+
+
 async def conn_pool_sync(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {}
 
@@ -103,6 +160,8 @@ COMMANDS = [
                 help="stats about connections between servers in a replica set or sharded cluster."),
     CommandSpec("connPoolSync", conn_pool_sync, aliases=("connpoolsync",),
                 help="flush the outgoing connection pools (a standalone has none in use)"),
+    CommandSpec("dropConnections", drop_connections, admin_only=True,
+                help="Drop egress connections to specified host and port"),
     CommandSpec("getClusterParameter", get_cluster_parameter, admin_only=True,
                 help="Get in-memory cluster parameter value(s) from this node (a standalone has none)"),
     CommandSpec("setClusterParameter", set_cluster_parameter, admin_only=True,

@@ -13,6 +13,10 @@ it takes no part in (Tidemark answered each with 59 CommandNotFound):
 - connPoolStats: empty pools (no outgoing connection): zero totals, the empty acquisition-wait
   histogram, ``pools``/``hosts``/``replicaSets`` empty (ConnectionPoolStats::appendToBSON);
 - connPoolSync (``connpoolsync``): ok.
+- dropConnections: ``hostAndPort`` (required, 40414; an array of strings, 14) entries parsed as mongod's
+  HostAndPort::initialize (9 FailedToParse with its message for an empty host, a second ':' outside
+  brackets, unbalanced brackets, a port that is no number or outside 1..65535), then ok: a standalone
+  has no pooled egress connection to drop, and its clients stay connected; admin only.
 Privileges: tests/e2e/test_auth_commands_lib.py (commands_lib.js's cases).
 """
 
@@ -117,3 +121,71 @@ def test_connection_pools_of_a_standalone_are_empty(client, db):
     assert (reply["pools"], reply["hosts"], reply["replicaSets"]) == ({}, {}, {})
     for name in ("connPoolSync", "connpoolsync"):
         assert client[db].command(name) == {"ok": 1.0}
+
+
+HOSTS = st.one_of(
+    st.from_regex(r"[a-z0-9.\-]{1,12}(:[0-9]{1,6})?", fullmatch=True),
+    st.from_regex(r"\[[0-9a-f:]{2,10}\](:[0-9]{1,6})?", fullmatch=True),
+    st.text(alphabet=":[]a1", max_size=8),
+)
+
+
+def _host_error(text: str) -> str | None:
+    """HostAndPort::initialize's verdict, written from its rules: the message, or None when it parses."""
+    colon = text.rfind(":")
+    host = text[:colon] if colon >= 0 else text
+    if "[" in text:
+        close = text.find("]")
+        if text.find("[") != 0:
+            return f"'[' present, but not first character in {text}"
+        if close < 0:
+            return f"ipv6 address is missing closing ']' in hostname in {text}"
+        host = text[1:close]
+        if colon < close:
+            if len(text) != close + 1:
+                return f"missing colon after ']' before the port in {text}"
+            colon = -1
+        elif colon != close + 1:
+            return f"Extraneous characters between ']' and pre-port ':' in {text}"
+    elif "]" in text:
+        return f"']' present without '[' in {text}"
+    elif text.count(":") > 1:
+        return f"More than one ':' detected. If this is an ipv6 address, it needs to be surrounded by '[' and ']'; {text}"
+    if not host:
+        return f'Empty host component parsing HostAndPort from "{text}"'
+    if colon >= 0:
+        digits = text[colon + 1:]
+        if not digits.isdigit():
+            return "No digits" if not digits else "Did not consume whole string."
+        if not 0 < int(digits) <= 65535:
+            return f'Port number {int(digits)} out of range parsing HostAndPort from "{text}"'
+    return None
+
+
+@pytest.mark.commands("dropConnections")
+@settings(max_examples=60, deadline=None)
+@given(hosts=st.lists(HOSTS, max_size=3))
+def test_drop_connections_parses_each_host_and_port(client, hosts):
+    expected = next((m for m in map(_host_error, hosts) if m is not None), None)
+    cmd = SON([("dropConnections", 1), ("hostAndPort", hosts)])
+    if expected is None:
+        assert client.admin.command(cmd)["ok"] == 1
+    else:
+        error = _fails(client, cmd)
+        assert (error.code, error.details["errmsg"]) == (9, expected)
+    assert client.admin.command("ping")["ok"] == 1  # this client's own connection is not dropped
+
+
+@pytest.mark.commands("dropConnections")
+def test_drop_connections_arguments(client):
+    assert _fails(client, SON([("dropConnections", 1)])).code == 40414
+    assert _fails(client, SON([("dropConnections", 1), ("hostAndPort", "a:1")])).code == 14
+    error = _fails(client, SON([("dropConnections", 1), ("hostAndPort", ["a:1", 5])]))
+    assert (error.code, error.details["errmsg"]) == (
+        14, "BSON field 'dropConnections.hostAndPort.1' is the wrong type 'int', expected type 'string'")
+    assert _fails(client, SON([("dropConnections", 1), ("hostAndPort", []), ("other", 1)])).code == 40415
+    assert _fails(client, SON([("dropConnections", 1), ("hostAndPort", [])]), db="test").code == 13
+    reply = client.admin.command(SON([("dropConnections", 1), ("hostAndPort", ["localhost:27017", "[::1]:1"])]))
+    assert reply["ok"] == 1
+    error = _fails(client, SON([("dropConnections", 1), ("hostAndPort", []), ("writeConcern", {"w": 1})]))
+    assert error.code == 72
