@@ -4,6 +4,15 @@ change streams, and ``$listLocalSessions`` (sessions exist on a standalone too).
 - ``replSetGetStatus``/``replSetGetConfig``/... -> 76 NoReplicationEnabled "not running with --replSet";
   ``replSetInitiate`` -> 76 "This node was not started with replication enabled." (mongosh's
   ``rs.status()``, ``rs.conf()``, ``rs.initiate()``).
+- ``appendOplogNote`` (admin, cluster action appendOplogNote) -> 76 "Must have replication set up to
+  run \"appendOplogNote\"" before its arguments are looked at (oplog_note.cpp: the replication check
+  comes first).
+- ``setIndexCommitQuorum`` (set_index_commit_quorum.idl; createIndex on the collection): parsed as its
+  IDL (unknown field 40415, ``indexNames`` an array of strings and ``commitQuorum`` required 40414,
+  wrong types 14, a commitQuorum as CommitQuorumOptions parses it: 9), then
+  IndexBuildsCoordinator::setCommitQuorum's answers: no index names 27, no such collection 26 (a view
+  166), otherwise 27 "Cannot find an index build ... with the provided index names" — Tidemark builds
+  an index within its createIndexes command, so no build is ever in progress to change.
 - ``commitTransaction``/``abortTransaction`` (admin): with a transaction number, 20 IllegalOperation
   "Transaction numbers are only allowed on a replica set member or mongos"; without, 125
   CommandFailed "... must be run within a transaction" — as mongod 7.0 standalone.
@@ -17,10 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from tidemark.arguments import check_fields, field, missing, safe_number_long, wrong_type
 from tidemark.auth.names import UserName, same_principal
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.stage_list_sessions import parse_sessions_spec
+from tidemark.query.values import is_number
 
 NOT_REPLSET = "not running with --replSet"
 
@@ -31,6 +42,55 @@ async def not_running_with_repl_set(ctx: CommandContext, cmd: dict[str, Any]) ->
 
 async def repl_set_initiate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     raise MongoError(ErrorCode.NoReplicationEnabled, "This node was not started with replication enabled.")
+
+
+async def append_oplog_note(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    raise MongoError(ErrorCode.NoReplicationEnabled, 'Must have replication set up to run "appendOplogNote"')
+
+
+_MAX_MEMBERS = 50  # mongod's ReplSetConfig::kMaxMembers: the largest numeric commitQuorum
+
+
+def _check_commit_quorum(value: Any) -> None:
+    """mongod's CommitQuorumOptions::deserializerFromBSON: a number in 0..50 or a non-empty string."""
+    if is_number(value) and not isinstance(value, bool):
+        if not 0 <= safe_number_long(value) <= _MAX_MEMBERS:
+            raise MongoError(ErrorCode.FailedToParse,
+                             f"commitQuorum has to be a non-negative number and not greater than {_MAX_MEMBERS}")
+    elif type(value) is str:
+        if not value:
+            raise MongoError(ErrorCode.FailedToParse, "commitQuorum can't be an empty string")
+    else:
+        raise MongoError(ErrorCode.FailedToParse, "commitQuorum has to be a number or a string")
+
+
+async def set_index_commit_quorum(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    name = C.collection_arg(cmd, "setIndexCommitQuorum")
+    check_fields(cmd, "setIndexCommitQuorum", {"indexNames", "commitQuorum"})
+    names = field(cmd, "setIndexCommitQuorum", "indexNames", list, "array", required=True)
+    for i, index_name in enumerate(names):
+        if type(index_name) is not str:
+            raise wrong_type(f"setIndexCommitQuorum.indexNames.{i}", index_name, "string")
+    if "commitQuorum" not in cmd:
+        raise missing("setIndexCommitQuorum.commitQuorum")
+    _check_commit_quorum(cmd["commitQuorum"])
+    ns = C.ns_of(ctx.db, name)
+    if not names:
+        raise MongoError(ErrorCode.IndexNotFound, f"Cannot set a new commit quorum on an index build in collection "
+                                                  f"'{ns}' without providing any indexes.")
+
+    def inspect():
+        with ctx.server.engine.read() as r:
+            return r.get_collection(ns), C.get_view(r, ctx.db, name)
+
+    info, view = await ctx.run_blocking(inspect)
+    if view is not None:
+        raise C.view_write_error(ctx.db, name)
+    if info is None:
+        raise MongoError(ErrorCode.NamespaceNotFound, f"Collection '{ns}' was not found.")
+    # (createIndexes builds within the command: no build of these indexes can be in progress)
+    raise MongoError(ErrorCode.IndexNotFound,
+                     f"Cannot find an index build on collection '{ns}' with the provided index names")
 
 
 def _transaction_command(name: str):
@@ -70,6 +130,11 @@ COMMANDS = [
                 help="abort a multi-document transaction (a standalone has none)", admin_only=True),
     CommandSpec("commitTransaction", _transaction_command("commitTransaction"),
                 help="commit a multi-document transaction (a standalone has none)", admin_only=True),
+    CommandSpec("appendOplogNote", append_oplog_note, admin_only=True,
+                help="Adds a no-op entry to the oplog (needs a replica set)"),
+    CommandSpec("setIndexCommitQuorum", set_index_commit_quorum,
+                help="Resets the commitQuorum for the given index builds in a collection (none is ever in "
+                     "progress here: createIndexes builds within the command)"),
     CommandSpec("replSetGetConfig", not_running_with_repl_set,
                 help="the replica set configuration (a standalone has none)", admin_only=True),
     CommandSpec("replSetGetStatus", not_running_with_repl_set,

@@ -1,9 +1,18 @@
 """What tools get from a standalone: replication commands (76), transactions (20 / 125), change streams
-(40573 through pymongo's watch()), $listLocalSessions, and admin/config/local in listDatabases."""
+(40573 through pymongo's watch()), $listLocalSessions, and admin/config/local in listDatabases.
+
+appendOplogNote (oplog_note.cpp) answers 76 "Must have replication set up to run \"appendOplogNote\""
+whatever its arguments (admin only); setIndexCommitQuorum (set_index_commit_quorum.idl,
+IndexBuildsCoordinator::setCommitQuorum) parses its arguments, then answers 27 without index names, 26
+for a missing collection and 27 "Cannot find an index build ..." otherwise (no build is ever in progress
+here). Tidemark answered both with 59 CommandNotFound."""
 
 from __future__ import annotations
 
 import pytest
+from bson.son import SON
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
 NO_AUTH_UID = bytes.fromhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -88,3 +97,64 @@ def test_list_databases_shows_admin_config_and_local_like_mongod(client):
                for d in reply["databases"] if d["name"] in ("admin", "config", "local"))
     assert client.admin.command("listDatabases", nameOnly=True, filter={"name": "local"})["databases"] == [
         {"name": "local"}]
+
+
+@pytest.mark.commands("appendOplogNote")
+@pytest.mark.parametrize("extra", [{}, {"data": {"msg": "x"}}, {"data": 1}, {"data": {}, "maxClusterTime": 5}])
+def test_append_oplog_note_needs_replication(client, db, extra):
+    e = _error(lambda: client.admin.command(SON([("appendOplogNote", 1), *extra.items()])))
+    assert (e.code, e.details["errmsg"]) == (76, 'Must have replication set up to run "appendOplogNote"')
+    assert _error(lambda: db.command("appendOplogNote", 1, data={})).code == 13  # admin only
+
+
+QUORUMS = st.one_of(st.integers(-3, 60), st.floats(-2, 60), st.text(max_size=4), st.booleans(), st.none(),
+                    st.dictionaries(st.text("ab", max_size=1), st.integers(0, 2), max_size=1))
+
+
+def _quorum_error(value) -> str | None:
+    """CommitQuorumOptions::deserializerFromBSON's verdict on ``value``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return None if 0 <= int(value) <= 50 else "commitQuorum has to be a non-negative number and not greater than 50"
+    if isinstance(value, str):
+        return None if value else "commitQuorum can't be an empty string"
+    return "commitQuorum has to be a number or a string"
+
+
+@pytest.mark.commands("setIndexCommitQuorum")
+@settings(max_examples=40, deadline=None)
+@given(names=st.lists(st.text("xy_1", min_size=1, max_size=4), max_size=3), quorum=QUORUMS,
+       target=st.sampled_from(["coll", "missing", "view"]))
+def test_set_index_commit_quorum_finds_no_index_build(client, names, quorum, target):
+    db = client.quorum_db
+    if "coll" not in db.list_collection_names():
+        db.coll.create_index("x")
+        db.command("create", "view", viewOn="coll", pipeline=[])
+    cmd = SON([("setIndexCommitQuorum", target), ("indexNames", names), ("commitQuorum", quorum)])
+    e = _error(lambda: db.command(cmd))
+    parse = _quorum_error(quorum)
+    ns = f"quorum_db.{target}"
+    if parse is not None:
+        assert (e.code, e.details["errmsg"]) == (9, parse)
+    elif not names:
+        assert (e.code, e.details["errmsg"]) == (
+            27, f"Cannot set a new commit quorum on an index build in collection '{ns}' without providing any indexes.")
+    elif target == "missing":
+        assert (e.code, e.details["errmsg"]) == (26, f"Collection '{ns}' was not found.")
+    elif target == "view":
+        assert e.code == 166
+    else:
+        assert (e.code, e.details["errmsg"]) == (
+            27, f"Cannot find an index build on collection '{ns}' with the provided index names")
+
+
+@pytest.mark.commands("setIndexCommitQuorum")
+def test_set_index_commit_quorum_arguments(db):
+    for cmd, code in [
+        (SON([("setIndexCommitQuorum", "c"), ("commitQuorum", 1)]), 40414),
+        (SON([("setIndexCommitQuorum", "c"), ("indexNames", ["a"])]), 40414),
+        (SON([("setIndexCommitQuorum", "c"), ("indexNames", "a"), ("commitQuorum", 1)]), 14),
+        (SON([("setIndexCommitQuorum", "c"), ("indexNames", [1]), ("commitQuorum", 1)]), 14),
+        (SON([("setIndexCommitQuorum", "c"), ("indexNames", ["a"]), ("commitQuorum", 1), ("x", 1)]), 40415),
+        (SON([("setIndexCommitQuorum", 5), ("indexNames", ["a"]), ("commitQuorum", 1)]), 73),
+    ]:
+        assert _error(lambda cmd=cmd: db.command(cmd)).code == code, cmd
