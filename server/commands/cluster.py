@@ -10,6 +10,12 @@ pools.
   a name, "*" or a list of names; an object), then 20 IllegalOperation "<name> cannot be run on
   standalones" (get_cluster_parameter_command.cpp / set_cluster_parameter_command.cpp; jstests'
   getClusterParameter "doesNotRunOnStandalone"); admin only.
+- ``setUserWriteBlockMode``: parsed as its IDL (set_user_write_block_mode.idl: ``global``, a bool,
+  required; unknown field 40415), then 20 IllegalOperation "setUserWriteBlockMode cannot be run on
+  standalones" (set_user_write_block_mode_command.cpp: write blocking lives in a replica set's
+  recoverable critical section, and its op observer checks writes only on a replica-set primary, so a
+  standalone never blocks a write); on any database, cluster action setUserWriteBlockMode, no
+  writeConcern.
 - ``shardingState``: ``{enabled: false}`` (ShardingState::appendInfo stops there on a node that is no
   shard).
 - ``connPoolStats``: a standalone connects to no other server, so every pool is empty: the counters
@@ -68,6 +74,13 @@ async def set_cluster_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dic
     check_fields(cmd, name, set())
     if not isinstance(cmd[name], dict):
         raise wrong_type(f"{name}.{name}", cmd[name], "object")
+    raise MongoError(ErrorCode.IllegalOperation, f"{name} cannot be run on standalones")
+
+
+async def set_user_write_block_mode(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    name = "setUserWriteBlockMode"
+    check_fields(cmd, name, {"global"})
+    field(cmd, name, "global", bool, "bool", required=True)
     raise MongoError(ErrorCode.IllegalOperation, f"{name} cannot be run on standalones")
 
 
@@ -170,6 +183,8 @@ COMMANDS = [
                 help="get the current read/write concern defaults being applied by this node"),
     CommandSpec("setDefaultRWConcern", set_default_rw_concern, admin_only=True,
                 help="set the current read/write concern defaults (cluster-wide)"),
+    CommandSpec("setUserWriteBlockMode", set_user_write_block_mode,
+                help="Set whether user write blocking is enabled (refused on a standalone)"),
     CommandSpec("shardingState", sharding_state, admin_only=True,
                 help="the node's sharding state (a standalone takes no part in sharding)"),
 ]

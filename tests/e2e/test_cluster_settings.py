@@ -9,6 +9,9 @@ it takes no part in (Tidemark answered each with 59 CommandNotFound):
 - getClusterParameter / setClusterParameter: parsed as their IDL (a string or an array of strings; an
   object; 40415 for another field), then 20 IllegalOperation "<name> cannot be run on standalones"
   (get_cluster_parameter_command.cpp, set_cluster_parameter_command.cpp); admin only;
+- setUserWriteBlockMode: ``global`` (a bool) required (40414, 14, 40415 for another field), then 20
+  IllegalOperation "setUserWriteBlockMode cannot be run on standalones" (set_user_write_block_mode_command.cpp;
+  its op observer blocks writes only on a replica-set primary), on any database; writes go on;
 - shardingState: ``{enabled: false}`` (ShardingState::appendInfo on a node that is no shard);
 - connPoolStats: empty pools (no outgoing connection): zero totals, the empty acquisition-wait
   histogram, ``pools``/``hosts``/``replicaSets`` empty (ConnectionPoolStats::appendToBSON);
@@ -188,4 +191,24 @@ def test_drop_connections_arguments(client):
     reply = client.admin.command(SON([("dropConnections", 1), ("hostAndPort", ["localhost:27017", "[::1]:1"])]))
     assert reply["ok"] == 1
     error = _fails(client, SON([("dropConnections", 1), ("hostAndPort", []), ("writeConcern", {"w": 1})]))
+    assert error.code == 72
+
+
+@pytest.mark.commands("setUserWriteBlockMode")
+@settings(max_examples=30, deadline=None)
+@given(value=st.one_of(st.booleans(), NOT_BOOL), db=st.sampled_from(["admin", "test"]))
+def test_set_user_write_block_mode_is_refused_on_a_standalone(client, value, db):
+    error = _fails(client, SON([("setUserWriteBlockMode", 1), ("global", value)]), db=db)
+    if isinstance(value, bool):
+        assert (error.code, error.details["errmsg"]) == (20, "setUserWriteBlockMode cannot be run on standalones")
+    else:
+        assert error.code == 14
+    client.test.write_block.insert_one({})  # a standalone never blocks user writes
+
+
+@pytest.mark.commands("setUserWriteBlockMode")
+def test_set_user_write_block_mode_arguments(client):
+    assert _fails(client, SON([("setUserWriteBlockMode", 1)])).code == 40414
+    assert _fails(client, SON([("setUserWriteBlockMode", 1), ("global", True), ("x", 1)])).code == 40415
+    error = _fails(client, SON([("setUserWriteBlockMode", 1), ("global", True), ("writeConcern", {"w": 1})]))
     assert error.code == 72
