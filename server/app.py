@@ -213,7 +213,7 @@ class App:
         )
         log_process_details(options, ctx="initandlisten")
         try:
-            tls_context = tls.server_context(options)
+            certificates = tls.ServerCertificates(options)
         except ValueError as exc:
             raise StartupError(str(exc), EXIT_BAD_OPTIONS) from None
         engine = open_storage(options)
@@ -238,6 +238,7 @@ class App:
             engine=engine,
             cursors=CursorRegistry(),
             sessions=SessionCache(params["maxSessions"]),
+            certificates=certificates,
             executor=WorkerPool(MAX_WORKER_THREADS, thread_name_prefix="tidemark-worker"),
             # a thread inside a read transaction never parks (map growth waits for open reads)
             scheduler=RunScheduler(params["tidemarkRunTokens"], params["tidemarkRunQuantumMillis"] / 1000,
@@ -269,13 +270,13 @@ class App:
         try:
             for host in options.bind_ip:
                 server: Any  # an asyncio server or a tls.TlsListener: both have sockets and close()
-                if tls_context is None:
+                if certificates.context is None:
                     server = await loop.create_server(
                         factory, host=host, port=options.port, reuse_address=True, backlog=LISTEN_BACKLOG
                     )
                 else:  # TLS, plaintext or both on one port: tidemark.tls sniffs each connection
                     server = await tls.TlsListener.listen(
-                        factory, host, options.port, LISTEN_BACKLOG, tls_context, options.tls_mode == "requireTLS",
+                        factory, host, options.port, LISTEN_BACKLOG, certificates, options.tls_mode == "requireTLS",
                         sniff_timeout=params["tlsSniffTimeoutSecs"],
                     )
                 self.servers.append(server)
@@ -311,7 +312,7 @@ class App:
                      address=",".join(options.bind_ip), port=options.metrics_port, path="/metrics")
         log.info(
             "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
-            ssl="off" if tls_context is None else "on",
+            ssl="off" if certificates.context is None else "on",
         )
 
     async def serve_until_stopped(self) -> None:

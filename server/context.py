@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # annotations only: the state's parts that context.py does no
     from tidemark.storage.engine import Engine
     from tidemark.timeseries.catalog import BucketCatalog
     from tidemark.timeseries.commit import Committer
+    from tidemark.tls import ServerCertificates
 
 T = TypeVar("T")
 
@@ -191,6 +192,9 @@ class ServerState:
     scheduler: RunScheduler = field(default_factory=RunScheduler)
     # The fsync lock (server/fsync_lock.py): write commands wait while it is held.
     fsync_lock: FsyncLock = field(default_factory=FsyncLock)
+    # The TLS context of new connections (server/tls.py), which rotateCertificates replaces; tidemark.app
+    # sets it (None where no listener was started, e.g. a state built by a test).
+    certificates: ServerCertificates | None = None
     # Starts a graceful shutdown (the ``shutdown`` command); tidemark.app installs it.
     request_shutdown: Callable[[], None] | None = None
     # hello's topologyVersion.processId: new at every start (a standalone's counter stays 0).

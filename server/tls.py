@@ -16,6 +16,9 @@
   client fails fast instead of waiting for a reply that never comes.
 - :func:`certificate_warnings`: at start-up, mongod's warnings for a server certificate that has expired,
   is not yet valid, expires within 30 days or has no Subject Alternative Name (severity W).
+- :class:`ServerCertificates` holds the context new connections get; ``rotateCertificates`` builds a new
+  one from the same files (mongod's SSLManagerCoordinator::rotate): connections accepted from then on
+  use it, established ones keep theirs; a file that no longer loads leaves the current one in place.
 - ``allowTLS`` and ``preferTLS`` accept both (they differ only for outgoing cluster connections,
   which Tidemark does not make).
 """
@@ -67,6 +70,22 @@ def server_context(options: Any) -> ssl.SSLContext | None:
         else:
             context.verify_mode = ssl.CERT_REQUIRED
     return context
+
+
+class ServerCertificates:
+    """The TLS context of the connections accepted from now on (None with TLS disabled).
+
+    State: ``context`` only, replaced whole by :meth:`rotate` on the event loop; a listener reads it at
+    each handshake, so a connection keeps the context it was accepted with."""
+
+    def __init__(self, options: Any):
+        self._options = options
+        self.context = server_context(options)  # ValueError: the start-up refuses the files
+
+    def rotate(self) -> None:
+        """Reload the certificate, key and CA files. Raises ValueError (the current context stays)."""
+        if self.context is not None:
+            self.context = server_context(self._options)
 
 
 def certificate_warnings(path: str, now: float | None = None) -> list[int]:
@@ -143,17 +162,17 @@ class TlsListener:
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
-                 factory: Callable[[bool], asyncio.Protocol], context: ssl.SSLContext, require: bool,
+                 factory: Callable[[bool], asyncio.Protocol], certificates: ServerCertificates, require: bool,
                  sniff_timeout: float = SNIFF_TIMEOUT_SECONDS):
         self._loop, self._sock, self._factory = loop, sock, factory
-        self._context, self._require, self._sniff_timeout = context, require, sniff_timeout
+        self._certificates, self._require, self._sniff_timeout = certificates, require, sniff_timeout
         self._sniffing: set[asyncio.Task] = set()
         self.sockets = [sock]
         self._task = loop.create_task(self._accept())
 
     @classmethod
     async def listen(cls, factory: Callable[[bool], asyncio.Protocol], host: str, port: int, backlog: int,
-                     context: ssl.SSLContext, require: bool,
+                     certificates: ServerCertificates, require: bool,
                      sniff_timeout: float = SNIFF_TIMEOUT_SECONDS) -> TlsListener:
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -167,7 +186,7 @@ class TlsListener:
         except OSError:
             sock.close()
             raise
-        return cls(loop, sock, factory, context, require, sniff_timeout)
+        return cls(loop, sock, factory, certificates, require, sniff_timeout)
 
     def close(self) -> None:
         self._task.cancel()
@@ -198,7 +217,7 @@ class TlsListener:
                 return
             if looks_like_tls(header):
                 await self._loop.connect_accepted_socket(
-                    lambda: self._factory(True), conn, ssl=self._context,
+                    lambda: self._factory(True), conn, ssl=self._certificates.context,
                     ssl_handshake_timeout=HANDSHAKE_TIMEOUT_SECONDS)
                 handed_over = True
             elif self._require:

@@ -622,6 +622,7 @@ RULES: dict[str, Rule | None] = {
     "clearLog": authenticated,  # a test command: mongod performs no authorization (ClearLogCmd)
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "dropConnections": on_cluster("dropConnections"),
+    "rotateCertificates": on_cluster("rotateCertificates"),
     "setUserWriteBlockMode": on_cluster("setUserWriteBlockMode"),
     "appendOplogNote": on_cluster("appendOplogNote"),
     "setIndexCommitQuorum": on_collection("createIndex"),  # (mongod asks createIndex on the collection)

@@ -190,6 +190,33 @@ async def clear_log(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+INVALID_SSL_CONFIGURATION = 140  # (InvalidSSLConfiguration: the code table names it)
+
+
+async def rotate_certificates(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's RotateCertificatesCmd (rotate_certificates.idl: an optional string ``message``; admin only,
+    cluster action rotateCertificates): SSLManagerCoordinator::rotate loads the certificate, key and CA
+    files again for the connections accepted from now on (established ones keep theirs), logging 4913400;
+    then 4988500 with the message. Without TLS there is nothing to load and it still succeeds. A file
+    that no longer loads is 140 InvalidSSLConfiguration and the current certificates stay."""
+    check_fields(cmd, "rotateCertificates", {"message"})
+    message = cmd.get("message")
+    if message is not None and type(message) is not str:
+        raise wrong_type("rotateCertificates.message", message, "string")
+    certificates = ctx.server.certificates
+    if certificates is not None and certificates.context is not None:
+        try:
+            certificates.rotate()
+        except ValueError as exc:
+            text = str(exc)
+            raise MongoError(INVALID_SSL_CONFIGURATION, "Can not set up PEM key file."
+                             if text.startswith("cannot use tlsCertificateKeyFile") else text) from None
+        log.info("NETWORK", 4913400, "Successfully rotated X509 certificates.", ctx=f"conn{ctx.conn.id}")
+    log.info("COMMAND", 4988500, "Certificate rotation completed successfully", ctx=f"conn{ctx.conn.id}",
+             message=message or "")
+    return {}
+
+
 async def list_commands(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     commands = {
         name: {
@@ -363,6 +390,8 @@ COMMANDS = [
              "--logRotate reopen), as SIGUSR1 does",
         admin_only=True,
     ),
+    CommandSpec("rotateCertificates", rotate_certificates, help="Rotate certificates for new SSL connections",
+                admin_only=True),
     CommandSpec(
         "serverStatus", server_status, help="uptime, connections, opcounters, memory and engine state"
     ),
