@@ -577,6 +577,13 @@ def _profile(req: Request) -> None:
     req.require(R.db_target(req.db), "enableProfiler")
 
 
+def _get_diagnostic_data(req: Request) -> None:
+    """mongod's GetDiagnosticDataCommand::checkAuthForOperation: serverStatus and replSetGetStatus on the
+    cluster, and collStats on local.oplog.rs (its replica-set collectors' data)."""
+    req.require(R.CLUSTER, "serverStatus", "replSetGetStatus")
+    req.require(R.ns_target("local", "oplog.rs"), "collStats")
+
+
 RULES: dict[str, Rule | None] = {
     # handshake and authentication: open to everyone, as in mongod
     "authenticate": OPEN, "buildInfo": OPEN, "connectionStatus": OPEN, "hello": OPEN, "isMaster": OPEN,
@@ -623,6 +630,7 @@ RULES: dict[str, Rule | None] = {
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "dropConnections": on_cluster("dropConnections"),
     "rotateCertificates": on_cluster("rotateCertificates"),
+    "getDiagnosticData": _get_diagnostic_data,
     "setUserWriteBlockMode": on_cluster("setUserWriteBlockMode"),
     "appendOplogNote": on_cluster("appendOplogNote"),
     "setIndexCommitQuorum": on_collection("createIndex"),  # (mongod asks createIndex on the collection)

@@ -297,6 +297,18 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     return sections
 
 
+async def get_diagnostic_data(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's GetDiagnosticDataCommand (ftdc_commands.cpp, admin only): ``data`` is FTDC's periodic
+    document, ``{start, serverStatus: {start, ..., end}, end}``, each collector's section bracketed by
+    the times it ran. mongod samples once a second and answers the latest sample; Tidemark, which keeps
+    no diagnostic files, takes the sample when asked (the same figures, at most a second fresher).
+    The operating-system collector (``systemMetrics``) is not collected."""
+    start = _now()
+    status = await server_status(ctx, {"serverStatus": 1})
+    end = _now()
+    return {"data": {"start": start, "serverStatus": {"start": start, **status, "end": end}, "end": end}}
+
+
 def _command_metrics(state: Any) -> dict[str, Any]:
     """serverStatus metrics.commands as mongod's command metrics tree: every command (the table's names,
     aliases apart) with ``failed`` and ``total``, update and findAndModify with their ``arrayFilters``
@@ -382,6 +394,8 @@ COMMANDS = [
     CommandSpec("features", features, help="return build level feature settings (oidReset: a new ObjectId "
                                            "machine nonce)"),
     CommandSpec("getParameter", get_parameter, help="read server parameters ('*' for all)", admin_only=True),
+    CommandSpec("getDiagnosticData", get_diagnostic_data, help="get latest diagnostic data collection snapshot",
+                admin_only=True),
     CommandSpec("hostInfo", host_info, help="facts about the host: OS, CPUs, memory"),
     CommandSpec("listCommands", list_commands, help="every command this server knows, with help"),
     CommandSpec(

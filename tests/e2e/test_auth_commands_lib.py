@@ -199,6 +199,12 @@ ENTRIES = [
     Entry("lockInfo", lambda: SON([("lockInfo", 1)]),
           [Case(A, ROLES_MONITORING | {"backup"}, [{"resource": {"cluster": True}, "actions": ["serverStatus"]}]),
            Case(F, set()), Case(S, set())], covers=("lockInfo",)),
+    # serverStatus and replSetGetStatus on the cluster, collStats on local.oplog.rs; admin only (Tidemark: 59)
+    Entry("getDiagnosticData", lambda: SON([("getDiagnosticData", 1)]),
+          [Case(A, ROLES_MONITORING, [{"resource": {"cluster": True}, "actions": ["serverStatus"]},
+                                      {"resource": {"cluster": True}, "actions": ["replSetGetStatus"]},
+                                      P("local", "oplog.rs", "collStats")]),
+           Case(F, set()), Case(S, set())], covers=("getDiagnosticData",)),
     Entry("invalidateUserCache", lambda: SON([("invalidateUserCache", 1)]),
           [Case(A, ROLES_HOST_MANAGER | {"userAdminAnyDatabase"},
                 [{"resource": {"cluster": True}, "actions": ["invalidateUserCache"]}]),
