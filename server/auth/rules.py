@@ -631,6 +631,7 @@ RULES: dict[str, Rule | None] = {
     "dropConnections": on_cluster("dropConnections"),
     "rotateCertificates": on_cluster("rotateCertificates"),
     "getDiagnosticData": _get_diagnostic_data,
+    "setProfilingFilterGlobally": lambda req: req.require(R.ANY_NORMAL, "enableProfiler"),
     "setUserWriteBlockMode": on_cluster("setUserWriteBlockMode"),
     "appendOplogNote": on_cluster("appendOplogNote"),
     "setIndexCommitQuorum": on_collection("createIndex"),  # (mongod asks createIndex on the collection)

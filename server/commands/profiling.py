@@ -6,6 +6,12 @@
 database's level, any other level only reads; ``slowms`` and ``sampleRate`` are server-wide; ``filter``
 (a query on profile-entry fields, or ``"unset"``) replaces slowms/sampleRate for that database.
 Turning profiling on creates ``<db>.system.profile`` (capped, 1 MB) like mongod.
+
+``setProfilingFilterGlobally`` (set_profiling_filter_globally_cmd.cpp; on any database, enableProfiler
+on every normal resource, no writeConcern) runs only when the query knob
+``internalQueryGlobalProfilingFilter`` is on, which it is not by default in mongod 7.0 and which
+Tidemark does not have: it answers 7283301 "setProfilingFilterGlobally command requires query knob
+to be enabled" before its arguments are parsed, as mongod does with the knob off.
 """
 
 from __future__ import annotations
@@ -105,11 +111,20 @@ async def top(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     return {"totals": ctx.server.top.totals()}
 
 
+GLOBAL_FILTER_KNOB_OFF = 7283301  # mongod's code for setProfilingFilterGlobally without its knob
+
+
+async def set_profiling_filter_globally(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    raise MongoError(GLOBAL_FILTER_KNOB_OFF, "setProfilingFilterGlobally command requires query knob to be enabled")
+
+
 COMMANDS = [
     CommandSpec("profile", profile,
                 help="controls the behaviour of the performance profiler, the fraction of eligible operations "
                      "which are sampled for logging/profiling, and the threshold duration at which ops "
                      "become eligible: {profile: <-1|0|1|2>, slowms, sampleRate, filter}"),
+    CommandSpec("setProfilingFilterGlobally", set_profiling_filter_globally,
+                help="updates a global filter that determines which operations are eligible for logging/profiling"),
     CommandSpec("top", top, help="usage by collection: time (microseconds) and counts of reads, writes and "
                                  "commands since start-up (what mongotop polls)", admin_only=True),
 ]
