@@ -48,6 +48,7 @@ from tidemark.commands import (
     replication,
     roles,
     sessions,
+    split_vector,
     stats,
     testing,
     users,
@@ -76,7 +77,7 @@ FAMILIES = (
     cursors,
     databases, ddl, crud, aggregate, explain, map_reduce, indexes, stats, capped, gridfs,
     profiling, replication, cluster, fcv, testing, operations, operator, oplog, metadata, plan_cache,
-    auth, users, roles, authz_merge,
+    auth, users, roles, authz_merge, split_vector,
 )
 
 

@@ -631,6 +631,7 @@ RULES: dict[str, Rule | None] = {
     "dropConnections": on_cluster("dropConnections"),
     "rotateCertificates": on_cluster("rotateCertificates"),
     "getDiagnosticData": _get_diagnostic_data,
+    "splitVector": lambda req: req.require(req.full_ns(req.first), "splitVector"),
     "setProfilingFilterGlobally": lambda req: req.require(R.ANY_NORMAL, "enableProfiler"),
     "setUserWriteBlockMode": on_cluster("setUserWriteBlockMode"),
     "appendOplogNote": on_cluster("appendOplogNote"),

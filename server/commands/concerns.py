@@ -50,7 +50,7 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "killSessions", "killAllSessions", "killAllSessionsByPattern", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
     "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState", "lockInfo", "getClusterParameter",
     "planCacheClear", "planCacheClearFilters", "planCacheListFilters", "planCacheSetFilter",
-    "invalidateUserCache", "clearLog", "dropConnections", "setUserWriteBlockMode", "rotateCertificates", "getDiagnosticData", "setProfilingFilterGlobally",
+    "invalidateUserCache", "clearLog", "dropConnections", "setUserWriteBlockMode", "rotateCertificates", "getDiagnosticData", "setProfilingFilterGlobally", "splitVector",
 })
 
 
