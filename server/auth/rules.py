@@ -651,6 +651,12 @@ RULES: dict[str, Rule | None] = {
     "planCacheClearFilters": on_collection("planCacheIndexFilter"),
     "planCacheSetFilter": on_collection("planCacheIndexFilter"), "invalidateUserCache": on_cluster("invalidateUserCache"),
     "replSetGetConfig": on_cluster("replSetGetConfig"), "replSetInitiate": on_cluster("replSetConfigure"),
+    "replSetReconfig": on_cluster("replSetConfigure"),
+    **dict.fromkeys(("replSetFreeze", "replSetStepDown", "replSetStepUp", "replSetMaintenance", "replSetSyncFrom",
+                     "replSetAbortPrimaryCatchUp"), on_cluster("replSetStateChange")),
+    # ReplSetCommand's default action: internal (the __system role's)
+    **dict.fromkeys(("replSetGetRBID", "replSetUpdatePosition", "replSetRequestVotes", "replSetHeartbeat"),
+                    on_cluster("internal")),
     "abortTransaction": authenticated, "commitTransaction": authenticated,
     # users and roles
     "createUser": _create_user, "updateUser": _update_user,

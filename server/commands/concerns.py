@@ -50,7 +50,9 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "killSessions", "killAllSessions", "killAllSessionsByPattern", "saslStart", "saslContinue", "authenticate", "logout", "sleep",
     "waitForFailPoint", "getDefaultRWConcern", "connPoolStats", "shardingState", "lockInfo", "getClusterParameter",
     "planCacheClear", "planCacheClearFilters", "planCacheListFilters", "planCacheSetFilter",
-    "invalidateUserCache", "clearLog", "dropConnections", "setUserWriteBlockMode", "rotateCertificates", "getDiagnosticData", "setProfilingFilterGlobally", "splitVector",
+    "invalidateUserCache", "clearLog", "dropConnections", "setUserWriteBlockMode", "rotateCertificates", "getDiagnosticData", "setProfilingFilterGlobally", "splitVector", "replSetFreeze", "replSetStepDown",
+    "replSetStepUp", "replSetMaintenance", "replSetSyncFrom", "replSetAbortPrimaryCatchUp", "replSetReconfig",
+    "replSetGetRBID", "replSetUpdatePosition", "replSetRequestVotes", "replSetHeartbeat",
 })
 
 

@@ -4,6 +4,13 @@ change streams, and ``$listLocalSessions`` (sessions exist on a standalone too).
 - ``replSetGetStatus``/``replSetGetConfig``/... -> 76 NoReplicationEnabled "not running with --replSet";
   ``replSetInitiate`` -> 76 "This node was not started with replication enabled." (mongosh's
   ``rs.status()``, ``rs.conf()``, ``rs.initiate()``).
+- the other ReplSetCommands (repl_set_commands.cpp, admin only, refused before their arguments are
+  read by checkReplEnabledForCommand): replSetFreeze, replSetStepDown, replSetStepUp,
+  replSetMaintenance, replSetSyncFrom, replSetAbortPrimaryCatchUp (replSetStateChange),
+  replSetReconfig (replSetConfigure), replSetGetRBID, replSetUpdatePosition, replSetRequestVotes
+  (internal) -> 76 "not running with --replSet"; replSetHeartbeat (internal) -> 76 "not running using
+  replication" (its own isReplEnabled check). mongosh's ``rs.stepDown()``, ``rs.freeze()``,
+  ``rs.reconfig()``, ``rs.syncFrom()`` get what a standalone mongod answers.
 - ``appendOplogNote`` (admin, cluster action appendOplogNote) -> 76 "Must have replication set up to
   run \"appendOplogNote\"" before its arguments are looked at (oplog_note.cpp: the replication check
   comes first).
@@ -38,6 +45,10 @@ NOT_REPLSET = "not running with --replSet"
 
 async def not_running_with_repl_set(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     raise MongoError(ErrorCode.NoReplicationEnabled, NOT_REPLSET)
+
+
+async def repl_set_heartbeat(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    raise MongoError(ErrorCode.NoReplicationEnabled, "not running using replication")
 
 
 async def repl_set_initiate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -141,4 +152,17 @@ COMMANDS = [
                 help="the replica set status (a standalone has none)", admin_only=True),
     CommandSpec("replSetInitiate", repl_set_initiate,
                 help="initiate a replica set (refused: Tidemark is a standalone)", admin_only=True),
+    CommandSpec("replSetHeartbeat", repl_set_heartbeat, help="internal (needs a replica set)", admin_only=True),
+    *(CommandSpec(name, not_running_with_repl_set, help=text, admin_only=True) for name, text in (
+        ("replSetAbortPrimaryCatchUp", "abort primary catch-up mode (needs a replica set)"),
+        ("replSetFreeze", "{ replSetFreeze : <seconds> }: keep this member from seeking election (needs a replica set)"),
+        ("replSetGetRBID", "internal: the rollback id (needs a replica set)"),
+        ("replSetMaintenance", "{ replSetMaintenance : bool }: maintenance mode (needs a replica set)"),
+        ("replSetReconfig", "change the replica set configuration (needs a replica set)"),
+        ("replSetRequestVotes", "internal: an election's vote request (needs a replica set)"),
+        ("replSetStepDown", "{ replSetStepDown : <seconds> }: step down as primary (needs a replica set)"),
+        ("replSetStepUp", "seek election as primary (needs a replica set)"),
+        ("replSetSyncFrom", "{ replSetSyncFrom : \"host:port\" }: change the sync source (needs a replica set)"),
+        ("replSetUpdatePosition", "internal: a secondary's replication progress (needs a replica set)"),
+    )),
 ]

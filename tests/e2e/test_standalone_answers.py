@@ -35,6 +35,26 @@ def test_replication_commands_answer_no_replication_enabled(client, db):
     assert _error(lambda: db.command("replSetGetStatus")).code == 13  # admin only, as mongod
 
 
+REPL_SET_COMMANDS = ("replSetFreeze", "replSetStepDown", "replSetStepUp", "replSetMaintenance", "replSetSyncFrom",
+                     "replSetAbortPrimaryCatchUp", "replSetReconfig", "replSetGetRBID", "replSetUpdatePosition",
+                     "replSetRequestVotes")
+
+
+@pytest.mark.commands("replSetFreeze", "replSetStepDown", "replSetStepUp", "replSetMaintenance", "replSetSyncFrom",
+                      "replSetAbortPrimaryCatchUp", "replSetReconfig", "replSetGetRBID", "replSetUpdatePosition",
+                      "replSetRequestVotes", "replSetHeartbeat")
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(REPL_SET_COMMANDS), value=st.one_of(st.integers(-5, 100), st.booleans(),
+                                                                 st.text(max_size=5), st.just({})))
+def test_repl_set_commands_need_replication_before_their_arguments(client, name, value):
+    """repl_set_commands.cpp: each ReplSetCommand calls checkReplEnabledForCommand first (Tidemark: 59)."""
+    e = _error(lambda: client.admin.command({name: value, "force": True}))
+    assert (e.code, e.details["errmsg"]) == (76, "not running with --replSet")
+    assert _error(lambda: client.test.command({name: value})).code == 13  # admin only
+    e = _error(lambda: client.admin.command("replSetHeartbeat", "rs0"))
+    assert (e.code, e.details["errmsg"]) == (76, "not running using replication")
+
+
 @pytest.mark.commands("commitTransaction", "abortTransaction")
 def test_transaction_commands_answer_like_a_standalone(client):
     for name in ("commitTransaction", "abortTransaction"):
