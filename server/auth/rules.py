@@ -628,6 +628,7 @@ RULES: dict[str, Rule | None] = {
     "refreshLogicalSessionCacheNow": authenticated,
     "clearLog": authenticated,  # a test command: mongod performs no authorization (ClearLogCmd)
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
+    "emptycapped": authenticated,  # a test command: no privilege (EmptyCapped::checkAuthForOperation)
     "dropConnections": on_cluster("dropConnections"),
     "rotateCertificates": on_cluster("rotateCertificates"),
     "getDiagnosticData": _get_diagnostic_data,

@@ -1,5 +1,5 @@
 """The capped-collection commands: convertToCapped and cloneCollectionAsCapped, and mongod's test command
-captrunc (the caps, the trim, the truncation and the create options are storage rules, in
+captrunc and emptycapped (the caps, the trim, the truncation and the create options are storage rules, in
 server/core/capped.py)."""
 
 from __future__ import annotations
@@ -15,7 +15,15 @@ from bson.int64 import Int64
 from tidemark import collections as access
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
-from tidemark.core.capped import MAX_DOCS, Limits, adjusted_size, insert_documents, limits, truncate_newest
+from tidemark.core.capped import (
+    MAX_DOCS,
+    Limits,
+    adjusted_size,
+    insert_documents,
+    limits,
+    remove_all,
+    truncate_newest,
+)
 from tidemark.core.capped import _number as number
 from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -177,6 +185,31 @@ async def captrunc(ctx: CommandContext, cmd: dict) -> dict:
     return {}
 
 
+async def emptycapped(ctx: CommandContext, cmd: dict) -> dict:
+    """mongod's test command EmptyCapped (test_commands.cpp; capped_utils.cpp emptyCapped): every document
+    of the collection removed, the collection kept. In mongod's order: the name (73), the database
+    (26 "no such database"), a view (166), the collection (26 "no such collection"), a system
+    collection other than system.profile (20 "Cannot truncate a system collection: <ns>"). emptyCapped
+    does not check that the collection is capped: an ordinary one is emptied too."""
+    name = C.collection_arg(cmd, "emptycapped")
+    ns = C.ns_of(ctx.db, name)
+
+    def fn(w):
+        info = w.get_collection(ns)
+        if info is None:
+            if not w.list_collections(ctx.db):
+                raise MongoError(ErrorCode.NamespaceNotFound, "no such database")
+            if C.get_view(w, ctx.db, name) is not None:
+                raise MongoError(ErrorCode.CommandNotSupportedOnView, f"emptycapped not supported on view: {ns}")
+            raise MongoError(ErrorCode.NamespaceNotFound, "no such collection")
+        if name.startswith("system.") and name != "system.profile":
+            raise MongoError(ErrorCode.IllegalOperation, f"Cannot truncate a system collection: {ns}")
+        return remove_all(w, info)
+
+    await _run(ctx, fn)
+    return {}
+
+
 def _kill_cursors(ctx: CommandContext, ns: str, reason: str) -> None:
     ctx.server.cursors.kill_namespace(ns, reason)
 
@@ -185,6 +218,8 @@ COMMANDS = [
     CommandSpec("captrunc", captrunc,
                 help="{captrunc: <capped collection>, n: <count>, inc: <bool>}: remove the n newest documents "
                      "(n + 1 with inc). Test command only.", test_only=True),
+    CommandSpec("emptycapped", emptycapped, help="{emptycapped: <collection>}: remove every document. Test command "
+                                                 "only.", test_only=True),
     CommandSpec("cloneCollectionAsCapped", clone_collection_as_capped,
                 help="{cloneCollectionAsCapped: <source>, toCollection: <new name>, size: <bytes>}: copy a "
                      "collection into a new capped collection (the newest documents that fit)"),

@@ -166,6 +166,16 @@ def truncate_newest(w, info, n: int, *, inclusive: bool) -> int:
     return len(victims)
 
 
+def remove_all(w, info) -> int:
+    """Every record of ``info`` and its index entries removed (mongod's RecordStore truncate, as the
+    test command ``emptycapped`` reaches it); the collection, its options and indexes stay. Returns how
+    many were removed."""
+    victims = [(bytes(rid), bytes(raw)) for rid, raw in w.scan(info)]
+    for rid, raw in victims:
+        w.delete(info, rid, C.index_keys(info, decode(raw)))
+    return len(victims)
+
+
 def insert_documents(w, info, docs) -> int:
     """Insert already-prepared documents into an existing collection and trim it (the copy of
     convertToCapped/cloneCollectionAsCapped and the profiler's entries). Returns how many were stored."""

@@ -1,4 +1,4 @@
-"""captrunc, mongod's test command (test_commands.cpp CapTrunc, present only with
+"""captrunc and emptycapped, mongod's test commands (test_commands.cpp CapTrunc, present only with
 ``--setParameter enableTestCommands=1``): ``{captrunc: <capped collection>, n: <int>, inc: <bool>}``
 removes the ``n`` newest documents of a capped collection (``n + 1`` with ``inc: true``, since mongod
 truncates after the (n+1)-th newest record, that record included when ``inc``), and the collection must
@@ -7,6 +7,12 @@ read with getIntField (a number's int value; anything else fails) and must be po
 positive integer"); a missing collection is 26, a collection that is not capped 20 "collection must be
 capped", a non-string name 73. Tidemark answered 59 CommandNotFound (and without test commands it still
 does, as mongod).
+
+emptycapped (test_commands.cpp EmptyCapped, capped_utils.cpp emptyCapped) removes every document and
+keeps the collection and its indexes; it does not check that the collection is capped; refusals: a
+missing database 26 "no such database", a view 166 "emptycapped not supported on view: <ns>", a missing
+collection 26 "no such collection", a system collection but system.profile 20 "Cannot truncate a system
+collection: <ns>". Tidemark answered 59.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-pytestmark = pytest.mark.commands("captrunc")
+pytestmark = pytest.mark.commands("captrunc", "emptycapped")
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +105,38 @@ def test_captrunc_exists_only_with_test_commands(client):
     db.create_collection("c", capped=True, size=4096)
     assert _code(db, {"captrunc": "c", "n": 1}) == 59
     assert "captrunc" not in client.admin.command("listCommands")["commands"]
+
+
+@settings(max_examples=15, deadline=None)
+@given(docs=st.integers(0, 30), capped=st.booleans())
+def test_emptycapped_removes_every_document(testing, docs, capped):
+    db = testing.captrunc_db
+    db.drop_collection("e")
+    db.create_collection("e", **({"capped": True, "size": 1 << 20} if capped else {}))
+    db.e.create_index("x", unique=True)
+    if docs:
+        db.e.insert_many([{"x": i} for i in range(docs)])
+    assert db.command("emptycapped", "e")["ok"] == 1
+    assert db.e.count_documents({}) == 0 and db.e.find_one({"x": 0}, hint="x_1") is None
+    assert sorted(i["name"] for i in db.e.list_indexes()) == ["_id_", "x_1"]
+    assert db.e.options().get("capped", False) is capped
+    db.e.insert_one({"x": 0})  # the unique index holds no stale entry
+
+
+def test_emptycapped_refusals(testing):
+    db = testing.captrunc_db
+    db.c.insert_one({})
+    db.drop_collection("v")
+    db.command("create", "v", viewOn="c", pipeline=[])
+
+    def error(name, database=db):
+        with pytest.raises(OperationFailure) as e:
+            database.command("emptycapped", name)
+        return e.value.code, e.value.details["errmsg"]
+
+    assert error("x", testing.no_such_database_here) == (26, "no such database")
+    assert error("v") == (166, "emptycapped not supported on view: captrunc_db.v")
+    assert error("missing") == (26, "no such collection")
+    db.command("create", "system.js")
+    assert error("system.js") == (20, "Cannot truncate a system collection: captrunc_db.system.js")
+    assert _code(db, {"emptycapped": 5}) == 73
