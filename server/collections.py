@@ -202,6 +202,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         allow_disk_use=allow_disk_use,
         memory_limit=_stage_memory_limit(server),
         group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
+        bucket_auto_memory_limit=server.params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
         front_stages=front_stages,

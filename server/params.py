@@ -263,6 +263,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "feature compatibility version (setFeatureCompatibilityVersion sets it; kept in admin.system.version)",
     ),
     ParamSpec(
+        "internalDocumentSourceBucketAutoMaxMemoryBytes",
+        100 * MIB,
+        _parse_positive_int,
+        True,
+        True,
+        "memory limit of a $bucketAuto's sort (past it: 292, or with allowDiskUse sorted runs on disk)",
+    ),
+    ParamSpec(
         "internalDocumentSourceGroupMaxMemoryBytes",
         100 * MIB,
         _parse_positive_int,
@@ -284,7 +292,7 @@ SPECS: tuple[ParamSpec, ...] = (
         _parse_positive_int,
         True,
         True,
-        "memory limit of each other blocking stage ($sort, $bucketAuto, $setWindowFields)",
+        "memory limit of a blocking sort ($sort, a find's sort) and of $setWindowFields",
     ),
     ParamSpec("localLogicalSessionTimeoutMinutes", 30, _parse_non_negative_int, True, False,
               "minutes a logical session lives after its last use (hello's logicalSessionTimeoutMinutes; the "

@@ -8,12 +8,13 @@
   mongod's BufBuilder that would serialize them — a ``$reduce`` doubling an array, or a ``$map``
   repeating one large value, fails fast instead of growing without bound.
 - ``$lookup`` results: 100 MB per input document (4568).
-- Blocking stages (``$group``, ``$sort``, ``$bucketAuto``, ``$setWindowFields``) account what they buffer
-  against ``PipelineContext.memory_limit`` (100 MB; ``$group``: ``group_memory_limit``, its own server
-  parameter): without ``allowDiskUse`` -> 292; with it ``$sort``
-  and ``$group`` spill to disk (``spill.py``, ``stage_group``), while ``$bucketAuto``, which Tidemark
-  cannot spill, answers 146 ExceededMemoryLimit and ``$setWindowFields`` 5414201 (mongod's code: it has no spilling
-  for them either in this case).
+- Blocking stages account what they buffer: ``$sort`` and ``$setWindowFields`` against
+  ``PipelineContext.memory_limit``, ``$group`` ``group_memory_limit``, ``$bucketAuto``
+  ``bucket_auto_memory_limit`` (each mongod's server parameter, 100 MB). Without ``allowDiskUse`` -> 292
+  (``$setWindowFields``: 5414201); with it ``$sort``, ``$group`` and ``$bucketAuto`` spill to disk
+  (``spill.py``, ``stage_group``), while ``$setWindowFields``, which Tidemark cannot spill, answers
+  5414201. ``stage_limit_error`` is what a
+  ``$group`` answers: 292, or 146 for a state that cannot be written to disk.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def check_built(value: list, parts_size: int | None = None) -> list:
 
 
 def stage_limit_error(stage: str, limit: int, allow_disk_use: bool) -> MongoError:
-    """A blocking stage that cannot spill went past ``limit`` bytes."""
+    """A blocking stage went past ``limit`` bytes without allowDiskUse (292), or cannot spill (146)."""
     if not allow_disk_use:
         if stage == "$sort":
             return MongoError(ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed,

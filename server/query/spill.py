@@ -26,7 +26,9 @@ import bson
 from tidemark.protocol.codec import CODEC_OPTIONS, encode_in_order
 from tidemark.query.docmeta import DocMeta
 from tidemark.query.interrupt import note_disk_use, tick
+from tidemark.query.memory import approx_size
 
+_ROW_OVERHEAD = 200  # bytes charged per buffered row beside its document (its key, the row itself)
 SPILL_DIR: str | None = None  # None: the system's temporary directory (pure use, tests)
 _READ_BUFFER = 1024 * 1024
 
@@ -86,3 +88,39 @@ def merge(runs: list[IO[bytes]], rest: list[dict], key: Callable[[Any], Any],
     finally:
         for stream in streams:
             stream.close()
+
+
+def sort_rows(rows: Iterable[tuple[Any, Any, dict]], key_of: Callable[[Any, dict], Any], limit: int,
+              allow_disk_use: bool, over_limit: Callable[[], Exception]) -> Iterator[tuple[Any, Any, dict]]:
+    """``(key, value, document)`` rows in ``key`` order, ties in input order, as mongod's Sorter gives
+    them (a stage that sorts on a computed value: $bucketAuto's groupBy, $setWindowFields' partition):
+    the rows are buffered, and past ``limit`` bytes either ``over_limit()`` is raised (no allowDiskUse)
+    or the buffer is written sorted as a run of ``{v: value, d: document}`` and buffering starts again;
+    the runs and the rest are then merged, one row per run in memory (``key_of(value, document)`` gives
+    a row read back its key again). Buffers everything before it returns."""
+    buffered: list[tuple[Any, Any, dict]] = []
+    runs: list[IO[bytes]] = []
+    used = 0
+    try:
+        for row in rows:
+            buffered.append(row)
+            used += _ROW_OVERHEAD + approx_size(row[2], limit)
+            if used > limit:
+                if not allow_disk_use:
+                    raise over_limit()
+                buffered.sort(key=_row_key)
+                runs.append(write_run({"v": v, "d": d} for _, v, d in buffered))
+                buffered, used = [], 0
+    except BaseException:
+        for run in runs:
+            run.close()
+        raise
+    buffered.sort(key=_row_key)
+    if not runs:
+        return iter(buffered)
+    merged = merge(runs, [{"v": v, "d": d} for _, v, d in buffered], lambda w: key_of(w["v"], w["d"]))
+    return ((key_of(w["v"], w["d"]), w["v"], w["d"]) for w in merged)
+
+
+def _row_key(row: tuple) -> Any:
+    return row[0]

@@ -52,7 +52,7 @@ from tidemark.query.javascript import JsFunction
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.memory import stage_limit_error
 from tidemark.query.pipeline import PipelineContext, Stage
-from tidemark.query.sort import make_sort_key
+from tidemark.query.sort import make_sort_key, sort_limit_error
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, canonical_type_order, compare, sort_key
 
@@ -528,44 +528,9 @@ def parse_bucket_auto(spec: Any, ctx: PipelineContext) -> Stage:
     sort_key = sort_key_for(ctx.collation)
 
     def apply(docs):
-        variables = ctx.variables
-        rows = []
-        used, limit = 0, ctx.memory_limit
-        for d in docs:
-            tick()
-            v = group_fn(d, variables)
-            if rounder is not None:
-                _check_roundable(v)
-            rows.append((sort_key(None if v is MISSING else v), None if v is MISSING else v, d))
-            used += _GROUP_OVERHEAD + _approx_size(d, limit)
-            if used > limit:
-                raise stage_limit_error("$bucketAuto", limit, ctx.allow_disk_use)
-        rows.sort(key=lambda r: r[0])
-        total = len(rows)
-        if not total:
-            return
-        size = max(1, int(math.floor(total / n + 0.5)))
-        if rounder is not None:
-            yield from _granular_buckets(rows, n, size, rounder, fields, variables)
-            return
-        i = 0
-        buckets: list[Any] = []
-        while i < total:
-            j = total if len(buckets) == n - 1 else min(total, i + size)
-            while j < total and rows[j][0] == rows[j - 1][0]:
-                j += 1
-            buckets.append((i, j))
-            i = j
-        for a, b in buckets:
-            accs = [spec_.new() for _, spec_ in fields]
-            for _, _, d in rows[a:b]:
-                for acc, (_, spec_) in zip(accs, fields, strict=True):
-                    acc.process(spec_.evaluate(d, variables))
-            upper = rows[b][1] if b < total else rows[b - 1][1]
-            out = {"_id": {"min": rows[a][1], "max": upper}}
-            for (name, _), acc in zip(fields, accs, strict=True):
-                out[name] = acc.result()
-            yield out
+        total, rows = _sorted_by_group(docs, group_fn, rounder, sort_key, ctx)
+        if total:
+            yield from _auto_buckets(rows, total, n, rounder, fields, ctx.variables)
     return Stage("$bucketAuto", spec, apply, blocking=True)
 
 
@@ -695,32 +660,81 @@ def _pow2_exponent(v: Any, x: float, up: bool) -> Any:
     return n.bit_length() - 2 if n & (n - 1) == 0 else n.bit_length() - 1
 
 
-def _granular_buckets(rows: list, n: int, size: int, rounder: _Rounder, fields: list, variables: Any):
-    """mongod's bucket filling under a granularity (populateNextBucket): a bucket takes ``size``
-    documents (the last one all the rest), its max is its largest value rounded up and it absorbs the
-    values below that; the next bucket starts at that max; the first at its smallest value rounded
-    down. A zero max with values left becomes the next value rounded down."""
-    total, i, previous_max = len(rows), 0, None
+def _sorted_by_group(docs: Iterable[dict], group_fn: Any, rounder: _Rounder | None, sort_key: Any,
+                     ctx: PipelineContext) -> tuple[int, Iterator[tuple[Any, Any, dict]]]:
+    """How many documents there are, and ``(key, value, document)`` for each in its groupBy value's order
+    (ties in input order), as mongod's $bucketAuto sorter gives them (``spill.sort_rows``): past the
+    stage's memory limit (internalDocumentSourceBucketAutoMaxMemoryBytes) 292 without allowDiskUse (the
+    sorter's message), with it sorted runs on disk."""
+    variables = ctx.variables
+    total = 0
+
+    def rows() -> Iterator[tuple[Any, Any, dict]]:
+        nonlocal total
+        for d in docs:
+            tick()
+            v = group_fn(d, variables)
+            if rounder is not None:
+                _check_roundable(v)
+            if v is MISSING:  # (missing groups with null, as in $group)
+                v = None
+            total += 1
+            yield sort_key(v), v, d
+
+    limit = ctx.bucket_auto_memory_limit
+    ordered = spill.sort_rows(rows(), lambda v, _: sort_key(v), limit, ctx.allow_disk_use,
+                              lambda: sort_limit_error(limit))
+    return total, ordered
+
+
+def _auto_buckets(rows: Iterator[tuple[Any, Any, dict]], total: int, n: int, rounder: _Rounder | None,
+                  fields: list, variables: Any) -> Iterator[dict]:
+    """mongod's bucket filling (populateNextBucket, adjustBoundariesAndGetMinForNextBucket) over the
+    sorted rows, one look-ahead row at a time (so that a spilled input is never all in memory): a bucket
+    takes ``round(total / n)`` documents (the last one all the rest), then those equal to its largest
+    value. Without a granularity its max is the next bucket's first value (the last bucket's own largest
+    value). With one, its max is its largest value rounded up, and it absorbs the values below that;
+    the next bucket starts at that max, the first at its smallest value rounded down; a zero max with
+    values left becomes the next value rounded down."""
+    size = max(1, int(math.floor(total / n + 0.5)))
+    row = next(rows, None)
+    previous_max: Any = MISSING
     for number in range(1, n + 1):
-        if i >= total:
+        if row is None:
             return
-        first = rows[i][1]
-        low = rounder.down(first) if previous_max is None else previous_max
-        j = total if number == n else min(total, i + size)
-        high = rounder.up(rows[j - 1][1])
-        while j < total and compare(high, rows[j][1]) > 0:
-            j += 1
-        if as_float(high) == 0.0 and j < total:
-            high = rounder.down(rows[j][1])
-        accs = [spec_.new() for _, spec_ in fields]
-        for _, _, d in rows[i:j]:
-            for acc, (_, spec_) in zip(accs, fields, strict=True):
-                acc.process(spec_.evaluate(d, variables))
+        accs = [spec.new() for _, spec in fields]
+        low_value = row[1]
+        taken = 0
+        while row is not None and (taken < size or number == n):
+            last = row
+            _add_to_bucket(accs, fields, row[2], variables)
+            taken += 1
+            row = next(rows, None)
+        if rounder is not None:
+            low = rounder.down(low_value) if previous_max is MISSING else previous_max
+            high = rounder.up(last[1])
+            while row is not None and (compare(high, row[1]) > 0 or row[0] == last[0]):
+                last = row
+                _add_to_bucket(accs, fields, row[2], variables)
+                row = next(rows, None)
+            if as_float(high) == 0.0 and row is not None:
+                high = rounder.down(row[1])
+        else:
+            low = low_value
+            while row is not None and row[0] == last[0]:
+                _add_to_bucket(accs, fields, row[2], variables)
+                row = next(rows, None)
+            high = row[1] if row is not None else last[1]
         out = {"_id": {"min": low, "max": high}}
         for (name, _), acc in zip(fields, accs, strict=True):
             out[name] = acc.result()
         yield out
-        i, previous_max = j, high
+        previous_max = high
+
+
+def _add_to_bucket(accs: list, fields: list, doc: dict, variables: Any) -> None:
+    for acc, (_, spec) in zip(accs, fields, strict=True):
+        acc.process(spec.evaluate(doc, variables))
 
 
 STAGES = {

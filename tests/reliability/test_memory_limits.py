@@ -1,7 +1,8 @@
 """Aggregations cannot build multi-GB values: strings stop at 16 MB (16493), built arrays at 64 MB
 (13548), a $lookup's matches at 100 MB per document (4568), and each blocking stage at its memory
 limit (292 with allowDiskUse false, or absent under allowDiskUseByDefault false; otherwise $sort spills to disk under the dbpath and still answers
-correctly, $group spills its groups' partial states and merges them, $bucketAuto answers 146, $setWindowFields 5414201) — with the server's memory staying
+correctly, $group spills its groups' partial states and merges them, $bucketAuto spills sorted runs, $setWindowFields
+answers 5414201) — with the server's memory staying
 far from what the unbounded query would have taken."""
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def test_blowups_fail_fast_with_mongods_codes(start_server):
 @pytest.mark.commands("aggregate", "find", "insert")
 def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
     srv = start_server(params={"internalQueryMaxBlockingSortMemoryUsageBytes": 200_000,
-                               "internalDocumentSourceGroupMaxMemoryBytes": 200_000})
+                               "internalDocumentSourceGroupMaxMemoryBytes": 200_000,
+                               "internalDocumentSourceBucketAutoMaxMemoryBytes": 200_000})
     client = srv.client()
     coll = client.mem.docs
     coll.insert_many([{"_id": i, "k": (i * 7919) % 1000, "pad": "p" * 500} for i in range(2000)])  # ~1 MB
@@ -70,6 +72,9 @@ def test_blocking_stages_memory_limit_and_spilling_sort(start_server):
     assert sorted((d["_id"], d["p"]) for d in spilled_groups) == [(i, ["p" * 500]) for i in range(2000)]
     assert _code(coll, [{"$setWindowFields": {"sortBy": {"k": 1}, "output": {"n": {"$documentNumber": {}}}}}],
                  allowDiskUse=True) == 5414201
+    buckets = coll.aggregate([{"$bucketAuto": {"groupBy": "$k", "buckets": 4, "output": {"n": {"$sum": 1}}}}],
+                             allowDiskUse=True)
+    assert [d["n"] for d in buckets] == [500] * 4
     expected = sorted(range(2000), key=lambda i: ((i * 7919) % 1000, i))
     spilled = [d["_id"] for d in coll.aggregate([{"$sort": {"k": 1}}, {"$project": {"pad": 0}}], allowDiskUse=True)]
     assert spilled == expected
