@@ -656,8 +656,8 @@ class FindSpec:
                 raise MongoError(51024, f"BSON field '{label}' value must be >= 0, actual value '{v}'")
         if self.max_time is not None and self.max_time < 0:
             raise MongoError(ErrorCode.BadValue, "BSON field 'maxTimeMS' value must be >= 0")
-        if self.hint is not None and type(self.hint) is not str and not isinstance(self.hint, dict):
-            raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
+        if self.hint is not None:
+            planner.check_hint_type(self.hint)
         if self.min is not None and self.max is not None and list(self.min) != list(self.max):
             # validateFindCommandRequest's first check, before any index is looked at: the same names
             # in the same order (the hinted index's own pattern is the planner's 51174)

@@ -49,6 +49,7 @@ from tidemark.query.access_path import Plan
 from tidemark.query.count_scan import count_scan_of
 from tidemark.query.docmeta import comparison_key_value
 from tidemark.query.index_keys import IndexKeyer, index_key_map_multikey, key_document, keyer_for
+from tidemark.query.plan import check_hint_type
 from tidemark.query.values import compare, is_number
 from tidemark.query.wildcard import WildcardKeyer
 from tidemark.storage.errors import DuplicateKey, StorageError
@@ -860,6 +861,8 @@ def parse_count(cmd: dict) -> CountArgs:
     limit = _count_integer(cmd, "limit")
     if limit == -(2**63):
         raise MongoError(ErrorCode.BadValue, "limit value for count cannot be min long")
+    if cmd.get("hint") is not None:
+        check_hint_type(cmd["hint"])
     hint = cmd.get("hint") or None
     _check_natural(hint, "hint")
     return CountArgs(name, collation, query, skip, abs(limit), hint)
@@ -978,6 +981,8 @@ def parse_distinct(cmd: dict) -> tuple[str, dict | None, str, dict]:
     if "" in key.split("."):  # mongod projects the key ({key: 1}): its FieldPath refuses an empty part
         raise MongoError(15998, "FieldPath field names may not be empty strings.")
     query = C.doc_arg(cmd, "query", "distinct") or {}
+    if cmd.get("hint") is not None:
+        check_hint_type(cmd["hint"])
     _check_natural(cmd.get("hint"), "hint")
     return name, collation, key, query
 

@@ -27,6 +27,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_WRITE_BATCH_SIZE
 from tidemark.protocol.messages import RawDocuments
 from tidemark.query.expr_base import type_name
+from tidemark.query.plan import check_hint_type
 
 # mongod 7.0's UpdateOpEntry / DeleteOpEntry fields: anything else is 40415.
 UPDATE_FIELDS = {"q", "u", "c", "arrayFilters", "hint", "multi", "upsert", "upsertSupplied", "collation",
@@ -214,8 +215,7 @@ def _update_pipeline_shape(stages: list) -> None:
 
 
 def _hint(path: str, value: Any) -> None:
-    if type(value) is not str and not isinstance(value, dict):
-        raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
+    check_hint_type(value)
 
 
 def delete_limit(value: Any) -> float:

@@ -89,12 +89,19 @@ def _bounds_cut_a_multikey_sort(spec: dict, sort: dict | None, bounds: dict[str,
     return any(path.partition(".")[0] in heads for path in sort if path not in scalar_paths)
 
 
+def check_hint_type(hint: Any) -> None:
+    """mongod's parseHint (query/hint_parser.cpp), which every command taking a hint applies while it
+    parses the request, before any collection or view is looked at: a hint is an index name or an
+    object (a key pattern or ``$natural``), else 9 FailedToParse."""
+    if type(hint) is not str and not isinstance(hint, dict):
+        raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
+
+
 def find_hinted_index(indexes: list[dict], hint: Any) -> dict:
     """The index a hint names (by name or key pattern); raises 9 FailedToParse for a hint of another type,
     2 BadValue when no visible index matches and, as mongod's planner (QueryPlanner::plan), 27 IndexNotFound when a key pattern matches several
     visible indexes (the same key under other collations or names: only a name tells them apart)."""
-    if type(hint) is not str and not isinstance(hint, dict):  # mongod's parseHint, for every command taking a hint
-        raise MongoError(ErrorCode.FailedToParse, "Hint must be a string or an object")
+    check_hint_type(hint)
     strict = _api_strict()
     # hidden indexes are not the planner's, nor, under apiStrict, those outside API Version 1
     visible = [spec for spec in indexes if not spec.get("hidden") and not (strict and _outside_api_v1(spec))]

@@ -36,6 +36,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.geo_keys import bucket_point, is_empty_geo
 from tidemark.query.match_parse import parse_filter
 from tidemark.query.paths import get_path_values
+from tidemark.query.plan import check_hint_type
 from tidemark.query.values import MISSING
 from tidemark.timeseries.filters import BucketFilter, Ineligible, derive
 
@@ -420,8 +421,10 @@ def _same_key(a: Any, b: Any) -> bool:
 def translate_hint(hint: Any, bucket_specs: list[dict[str, Any]], time_field: str, meta_field: str | None) -> Any:
     """A view-level hint (name or user key pattern) as a buckets-level hint (the index name).
 
-    ``$natural`` hints pass through. Unknown or hidden indexes -> BadValue like mongod.
+    ``$natural`` hints pass through. A hint neither a string nor an object -> 9 FailedToParse; unknown or
+    hidden indexes -> BadValue like mongod.
     """
+    check_hint_type(hint)  # before the index lookup, as the command's parse does in mongod
     if isinstance(hint, dict) and "$natural" in hint:
         return hint
     spec = find_bucket_index(bucket_specs, hint, time_field, meta_field)
