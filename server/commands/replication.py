@@ -36,6 +36,7 @@ from typing import Any
 from tidemark.arguments import check_fields, field, missing, safe_number_long, wrong_type
 from tidemark.auth.names import UserName, same_principal
 from tidemark.context import CommandContext, CommandSpec
+from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.stage_list_sessions import parse_sessions_spec
 from tidemark.query.values import is_number
