@@ -9,6 +9,8 @@ mongod's IndexBoundsBuilder: the strings its literal prefix starts (all strings 
 the regex value itself (``FieldBounds.ranges``, each range from one predicate, so a multikey index keeps
 both sides). Strings bound an index only under the query's own collation, as collation keys
 (``bounds_for_index``); a hashed index is bounded by string points only under the simple collation.
+A path with a numeric component (``a.0``) is not bounded by a predicate that matches null: the index keys
+the positional element only, the matcher also sees the missing field of each document element.
 """
 
 from __future__ import annotations
@@ -135,7 +137,23 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
-    return {p: b for p, b in out.items() if b.is_point or b.is_range}
+    return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
+
+
+def _positional_null(path: str, b: FieldBounds) -> bool:
+    """Whether ``b`` holds null on a path with a numeric component: such bounds cannot narrow a scan.
+    The matcher reads ``a.0`` of ``{a: [{x: 1}, {x: 2}]}`` as the element at position 0 *and* the
+    (missing) field "0" of each document element, so ``{"a.0": null}`` matches, while the index keys
+    ``a.0`` as the positional element alone (mongod's BtreeKeyGenerator ``positionallyIndexedElt``):
+    no null key to find it by."""
+    if not any(part.isdigit() for part in path.split(".")):
+        return False
+    if b.points is not None:
+        return any(p is None for p in b.points)
+    if b.ranges is not None:
+        return any(lo is None for lo, _hi, _lo_incl, _hi_incl in b.ranges)  # ($in points: (v, v))
+    # a one-sided range stays in its value's type bracket: only MinKey below or MaxKey above reach null
+    return isinstance(b.lo, MinKey) or (b.lo is _MISSING and isinstance(b.hi, MaxKey))
 
 
 class _ExprRange:
