@@ -3,12 +3,13 @@
 key ``Interval``s of an index scan that cover it.
 
 Bounds may be loose (a superset): callers ALWAYS re-apply the full filter. A one-sided range stays
-in its type bracket (``$gt: 5`` only sees numbers). On a multikey index a range keeps one side
-only. A regex (``/^abc/``, ``$regex``, regexes in ``$in``) bounds its path by explicit value ranges, as
-mongod's IndexBoundsBuilder: the strings its literal prefix starts (all strings when it has none) and
-the regex value itself (``FieldBounds.ranges``, each range from one predicate, so a multikey index keeps
-both sides). Strings bound an index only under the query's own collation, as collation keys
-(``bounds_for_index``); a hashed index is bounded by string points only under the simple collation.
+in its type bracket (``$gt: 5`` only sees numbers; numbers below a bound start at -Infinity, not at
+NaN). On a multikey index a range keeps one side only. A regex (``/^abc/``, ``$regex``, regexes in
+``$in``) bounds its path by explicit value ranges, as mongod's IndexBoundsBuilder: the strings its
+literal prefix starts (all strings when it has none) and the regex value itself (``FieldBounds.ranges``,
+each range from one predicate, so a multikey index keeps both sides). Strings bound an index only
+under the query's own collation, as collation keys (``bounds_for_index``); a hashed index is bounded by
+string points only under the simple collation.
 A path with a numeric component (``a.0``) is not bounded by a predicate that matches null: the index keys
 the positional element only, the matcher also sees the missing field of each document element.
 """
@@ -634,6 +635,10 @@ def _piece(value_range: tuple, d: int,
     if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
         known = encoded.get(id(vlo)) if encoded and d == 1 else None
         return known if known is not None else encode_key((vlo,), (d,))
+    if _is_placeholder(vlo) and _is_ordered_number(vhi):
+        # numbers below a bound start at -Infinity (mongod's IndexBoundsBuilder): NaN, first of the
+        # number bracket, is no match for a range, and a COUNT_SCAN counts its interval's entries
+        vlo, vlo_incl = -math.inf, True
     real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
     if real is None:
         return None
@@ -667,6 +672,13 @@ def without_expr_ranges(bounds: dict[str, FieldBounds]) -> dict[str, FieldBounds
 def multikey_index(spec: dict, multikey_default: bool) -> bool:
     """Whether the index may hold an array's elements as keys (``_id_`` never does)."""
     return bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
+
+
+def _is_ordered_number(value: Any) -> bool:
+    """A number other than NaN (bool is no number)."""
+    if isinstance(value, Decimal128):
+        return not value.to_decimal().is_nan()
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
 
 
 def bounds_for_hashed(indexes: list[dict], bounds: dict[str, FieldBounds],

@@ -369,6 +369,10 @@ _REDUCED = [
     # {"a.0": null} matches a document element lacking "0"; the index keys the positional element only
     (({"_id": 0, "a": [{"x": 1}, {"x": 2}]}, {"_id": 1, "a": [None]}), [([("a.0", 1)], {})],
      [_q({"a.0": None}), _q({"a.0": {"$in": [None, Regex("^a")]}}), _q({"a.0": {"$gte": MinKey()}})]),
+    # a COUNT_SCAN of a range below a number counted NaN, first of the number bracket
+    (({"_id": 0, "a": float("nan")}, {"_id": 1, "a": Decimal128("-NaN")}, {"_id": 2, "a": -1}),
+     [([("a", 1)], {}), ([("b", 1), ("a", -1)], {})],
+     [_q({"a": {"$lt": 0}}), _q({"a": {"$lte": Decimal128("-1")}, "b": None})]),
 ]
 
 

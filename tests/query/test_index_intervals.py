@@ -37,6 +37,8 @@ def _one_combination(combo: tuple, directions: tuple[int, ...]) -> Interval:
         real = vlo if not _placeholder(vlo) else (vhi if not _placeholder(vhi) else None)
         if real is None:
             break
+        if _placeholder(vlo) and isinstance(real, (int, float, Decimal128)) and not isinstance(real, bool):
+            vlo, vlo_incl = -math.inf, True  # numbers below a bound start at -Infinity (NaN is below it)
         tag = encode_value(real)[0]
         bracket_lo, bracket_end = (bytes([tag]), bytes([tag + 1])) if d == 1 else (bytes([255 - tag]),
                                                                                   bytes([256 - tag]))
