@@ -263,9 +263,17 @@ def _distinct(coll, q, key):
     command = {"distinct": coll.name, "key": key, "query": q["filter"]}
     if q["collation"]:
         command["collation"] = q["collation"]
-        # which of the values equal under the collation is kept depends on the scan order
-        return _outcome(lambda: len(coll.database.command(command)["values"]))
-    return _outcome(lambda: _multiset(coll.database.command(command)["values"]))
+    return _outcome(lambda: coll.database.command(command)["values"])
+
+
+def _same_values(db, got, expected, collation):
+    """The same distinct values, compared by the server: which of the values equal to each other (1, 1.0,
+    "a" and "A" under a collation) is kept depends on the scan order."""
+    if isinstance(got, tuple) or isinstance(expected, tuple) or len(got) != len(expected):
+        return got == expected
+    options = {"collation": collation} if collation else {}
+    return not list(db.aggregate([{"$documents": [{"g": got, "e": expected}]},
+                                  {"$match": {"$expr": {"$not": {"$setEquals": ["$g", "$e"]}}}}], **options))
 
 
 def _aggregate(coll, pipeline, collation):
@@ -315,7 +323,8 @@ def _check(db, docs, indexes, queries):
                 if not ("$**" in name and isinstance(hinted, tuple) and hinted[1] in (2, 291)):
                     assert hinted == count, {**context, "hint": name}
         for key in ("a", "c.d", "b"):
-            assert _distinct(ix, q, key) == _distinct(plain, q, key), {**context, "distinct": key}
+            assert _same_values(db, _distinct(ix, q, key), _distinct(plain, q, key), q["collation"]), {
+                **context, "distinct": key}
         match = [{"$match": q["filter"]}]
         assert _aggregate(ix, match, q["collation"]) == _aggregate(plain, match, q["collation"]), context
         lookup = [{"$lookup": {"from": "ix", "pipeline": [*match, {"$project": {"_id": 1}}, {"$sort": {"_id": 1}}], "as": "j"}}]
