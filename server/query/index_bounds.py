@@ -219,38 +219,45 @@ _FLIPPED = {"$eq": "$eq", "$gt": "$lt", "$gte": "$lte", "$lt": "$gt", "$lte": "$
 
 
 def _expr_comparisons(expr: Any, variables: Mapping[str, Any], conjuncts: list[tuple[str, Any]]) -> None:
-    """The conjuncts a ``$expr`` implies, as mongod's RewriteExpr makes ``$_internalExpr*`` predicates
-    of them for the planner: an ``$eq``, ``$gt``, ``$gte``, ``$lt`` or ``$lte`` (below ``$and``s) of a
-    field path and a constant (a literal, ``$literal``, or a user variable: a ``$lookup``'s ``let``
-    compared with a foreign field). An expression equal to a scalar holds no array on its path, so the
-    matcher's equality holds too: ``{path: {$eq: value}}``, whose index points are a superset. An order
-    comparison crosses types (``"$a" > 5`` holds for any string) and holds for an array as a whole:
-    an ``_ExprRange`` (``(5, MaxKey]``), for an index without arrays on the path. The ``$expr`` is
-    still applied to every document found."""
+    """The conjuncts a ``$expr`` implies (``expr_comparisons``), as mongod's RewriteExpr makes
+    ``$_internalExpr*`` predicates of them for the planner. An expression equal to a scalar holds no
+    array on its path, so the matcher's equality holds too: ``{path: {$eq: value}}``, whose index points
+    are a superset. An order comparison crosses types (``"$a" > 5`` holds for any string) and holds for
+    an array as a whole: an ``_ExprRange`` (``(5, MaxKey]``), for an index without arrays on the path.
+    The ``$expr`` is still applied to every document found."""
+    for path, op, value in expr_comparisons(expr, variables):
+        if op == "$eq":
+            conjuncts.append((path, {"$eq": value}))
+        elif not (isinstance(value, float) and math.isnan(value)
+                  or isinstance(value, Decimal128) and value.to_decimal().is_nan()):
+            conjuncts.append((path, _ExprRange(op, value)))  # (NaN: below every number, not where keys put it)
+
+
+def expr_comparisons(expr: Any, variables: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """The ``(path, op, value)`` comparisons of a field and a constant a ``$expr`` requires: an ``$eq``,
+    ``$gt``, ``$gte``, ``$lt`` or ``$lte`` (below ``$and``s) of a field path and a constant (a literal,
+    ``$literal``, or a user variable: a ``$lookup``'s ``let`` compared with a foreign field), the field
+    first (``{$lt: [5, "$a"]}`` is ``("a", "$gt", 5)``)."""
     if not isinstance(expr, dict) or len(expr) != 1:
         return
     (op, args), = expr.items()
     if op == "$and" and isinstance(args, list):
         for arg in args:
-            _expr_comparisons(arg, variables, conjuncts)
+            yield from expr_comparisons(arg, variables)
         return
     if op not in _FLIPPED or not isinstance(args, list) or len(args) != 2:
         return
-    path, other = expr_field_path(args[0]), args[1]
+    path, other = _expr_field_path(args[0]), args[1]
     if path is None:
-        path, other, op = expr_field_path(args[1]), args[0], _FLIPPED[op]
+        path, other, op = _expr_field_path(args[1]), args[0], _FLIPPED[op]
     if path is None:
         return
-    value = expr_constant(other, variables)
-    if value is _MISSING:
-        return
-    if op == "$eq":
-        conjuncts.append((path, {"$eq": value}))
-    elif not (isinstance(value, float) and math.isnan(value) or isinstance(value, Decimal128) and value.to_decimal().is_nan()):
-        conjuncts.append((path, _ExprRange(op, value)))  # (NaN: below every number, not where keys put it)
+    value = _expr_constant(other, variables)
+    if value is not _MISSING:
+        yield path, op, value
 
 
-def expr_field_path(arg: Any) -> str | None:
+def _expr_field_path(arg: Any) -> str | None:
     """``"$a.b"`` -> ``a.b``; None for anything else (a variable, a numeric component: an expression's
     ``$a.0`` is field "0", a filter's ``a.0`` also array element 0)."""
     if type(arg) is not str or not arg.startswith("$") or arg.startswith("$$"):
@@ -262,12 +269,9 @@ def expr_field_path(arg: Any) -> str | None:
     return path
 
 
-NO_CONSTANT: Any = _MISSING  # what ``expr_constant`` answers for an operand that is no usable constant
-
-
-def expr_constant(arg: Any, variables: Mapping[str, Any]) -> Any:
+def _expr_constant(arg: Any, variables: Mapping[str, Any]) -> Any:
     """The constant an expression operand is (a literal, ``{$literal: v}``, a user variable's value),
-    when an index may be bounded by it; ``NO_CONSTANT`` otherwise."""
+    when an index may be bounded by it; ``_MISSING`` otherwise."""
     if type(arg) is str and arg.startswith("$"):
         name = arg[2:] if arg.startswith("$$") else ""
         if not name or "." in name or name[0].isupper():

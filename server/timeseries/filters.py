@@ -53,7 +53,7 @@ from bson.int64 import Int64
 from bson.objectid import ObjectId
 from bson.regex import Regex as BsonRegex
 
-from tidemark.query.index_bounds import NO_CONSTANT, expr_constant, expr_field_path
+from tidemark.query.index_bounds import expr_comparisons
 from tidemark.query.match import compile_filter, compile_node
 from tidemark.query.match_ast import (
     All,
@@ -132,9 +132,6 @@ class BucketFilter:
         return out or None
 
 
-_FLIPPED = {"$eq": "$eq", "$gt": "$lt", "$gte": "$lte", "$lt": "$gt", "$lte": "$gte"}
-
-
 def with_expr_implications(node: Node, time_field: str, meta_field: str | None,
                            variables: dict[str, Any] | None) -> Node:
     """``node`` and the predicates its ``$expr`` conjuncts imply on the time and meta fields, for the
@@ -149,33 +146,11 @@ def with_expr_implications(node: Node, time_field: str, meta_field: str | None,
     implied: list[Node] = []
     for conjunct in conjuncts:
         if type(conjunct) is Expr:
-            _expr_implied(conjunct.expr, time_field, meta_field, variables or {}, implied)
+            for path, op, value in expr_comparisons(conjunct.expr, variables or {}):
+                if path == time_field and isinstance(value, _dt.datetime | DatetimeMS) or op == "$eq" and (
+                        meta_field is not None and (path == meta_field or path.startswith(meta_field + "."))):
+                    implied.append(Cmp(path, op, value))
     return And((*conjuncts, *implied)) if implied else node
-
-
-def _expr_implied(expr: Any, time_field: str, meta_field: str | None, variables: dict[str, Any],
-                  implied: list[Node]) -> None:
-    if not isinstance(expr, dict) or len(expr) != 1:
-        return
-    (op, args), = expr.items()
-    if op == "$and" and isinstance(args, list):
-        for arg in args:
-            _expr_implied(arg, time_field, meta_field, variables, implied)
-        return
-    if op not in _FLIPPED or not isinstance(args, list) or len(args) != 2:
-        return
-    path, other = expr_field_path(args[0]), args[1]
-    if path is None:
-        path, other, op = expr_field_path(args[1]), args[0], _FLIPPED[op]
-    if path is None:
-        return
-    value = expr_constant(other, variables)
-    if value is NO_CONSTANT:
-        return
-    if path == time_field and isinstance(value, _dt.datetime | DatetimeMS):
-        implied.append(Cmp(path, op, value))
-    elif op == "$eq" and meta_field is not None and (path == meta_field or path.startswith(meta_field + ".")):
-        implied.append(Cmp(path, op, value))
 
 
 # A read's filter is planned once per shape and bound to each query's values. ``FilterShape``: what
