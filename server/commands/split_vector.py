@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import bson
 from bson.int64 import Int64
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
@@ -38,7 +37,7 @@ from bson.min_key import MinKey
 from tidemark.arguments import safe_number_long
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
-from tidemark.protocol.codec import decode
+from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.expr_logic import truthy
@@ -201,7 +200,7 @@ def split_points(r, info, key_pattern: dict, bound_min: dict, bound_max: dict, *
                 prefix = _prefix_key(key, directions, width)
                 if prefix != split_keys[-1]:
                     split_key = _split_key(r, info, key_pattern, key, rid, directions)
-                    size = len(bson.encode(split_key)) + _ARRAY_ITEM_BYTES
+                    size = len(encode(split_key)) + _ARRAY_ITEM_BYTES
                     if response_size + size > _MAX_USER_SIZE:
                         break
                     response_size += size
