@@ -75,13 +75,17 @@ PYMONGOARROW_VERSION = "1.15.0"
 # its optional test extras (pyproject: test, test-polars, test-pandas); pyarrow comes pinned with it
 PYMONGOARROW_DEPENDENCIES = ["pytz>=2025.2", "pandas>=3.0", "polars>=1.10", "pytest>=8.0", "pytest-timeout>=2.3"]
 ARROW_CONFTEST = """# Written by Tidemark's bench/conformance.py beside a copy of pymongoarrow's test/: its client is fixed
-# at localhost:27017; this points it at the server under test (DB_IP / DB_PORT) before any test runs.
+# at localhost:27017; this points it at the server under test (DB_IP / DB_PORT) before any test runs,
+# and with it the files that make their own `MongoClient()` (pymongo's defaults: MongoClient.HOST/PORT).
 import os
 
+import pymongo
 import test
 
 test.client_context.host = os.environ["DB_IP"]
 test.client_context.port = int(os.environ["DB_PORT"])
+pymongo.MongoClient.HOST = os.environ["DB_IP"]
+pymongo.MongoClient.PORT = int(os.environ["DB_PORT"])
 """
 FILE_TIMEOUT = 900.0  # seconds for one test file
 TEST_TIMEOUT = 180  # seconds for one test (pytest-timeout; the file goes on with the next test)
