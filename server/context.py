@@ -205,6 +205,7 @@ class ServerState:
 
     def __post_init__(self) -> None:
         self.profiler = Profiler(self.options.slowms, self.options.slow_op_sample_rate, self.options.profile)
+        self.operations.params = self.params
 
     @property
     def host(self) -> str:

@@ -55,10 +55,10 @@ class Operation:
 
     __slots__ = ("opid", "conn", "command_name", "command", "ns", "started",
                  "deadline", "killed", "ticks", "num_yields", "waker", "cursor", "parked", "waiting_for_lock",
-                 "global_lock", "time_out_now", "facts")
+                 "global_lock", "time_out_now", "facts", "params")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
-                 deadline: float | None):
+                 deadline: float | None, params: Any = None):
         self.opid = opid
         self.conn = conn  # tidemark.context.ConnectionInfo
         self.command_name = command_name
@@ -81,6 +81,7 @@ class Operation:
         # The maxTimeAlwaysTimeOut fail point while armed (a callable answering whether it fires): an
         # operation with a deadline then expires at its next check, as mongod's checkForInterrupt.
         self.time_out_now: Any = None
+        self.params = params  # the server's tidemark.params.ServerParams (None for an operation made by a test)
 
     def note_disk_use(self) -> None:
         """The read spilled to disk (``interrupt.note_disk_use``): its facts, and its cursor's, which
@@ -96,6 +97,17 @@ class Operation:
         as, or None: server-side JavaScript keeps a scope per database and user (``query.javascript``)."""
         session = getattr(self.conn, "auth", None)
         return session.name if session is not None else None
+
+    def user_roles(self) -> list[dict[str, str]]:
+        """``$$USER_ROLES``: the roles granted to the user the connection is authenticated as, in the order
+        ``connectionStatus`` lists them, each ``{_id: "<db>.<role>", role, db}`` (mongod's
+        Variables::defineUserRoles, from AuthorizationSession::getAuthenticatedRoleNames); ``[]`` when
+        nobody is. 51144 while the enableAccessToUserRoles parameter is false."""
+        if self.params is not None and not self.params["enableAccessToUserRoles"]:
+            raise MongoError(51144, "Builtin variable '$$USER_ROLES' is not available")
+        session = getattr(self.conn, "auth", None)
+        roles = session.role_names() if session is not None else []
+        return [{"_id": f"{db}.{role}", "role": role, "db": db} for role, db in roles]
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
@@ -201,6 +213,7 @@ class OperationRegistry:
     """Running operations by opid, and the open connections (for ``idleConnections``)."""
 
     def __init__(self) -> None:
+        self.params: Any = None  # the server's ServerParams, which its operations read (ServerState sets it)
         self._ops: dict[int, Operation] = {}
         self._connections: dict[int, Any] = {}  # connection id -> ConnectionInfo
         self._opids = itertools.count(1)
@@ -211,7 +224,7 @@ class OperationRegistry:
 
     def start(self, conn: Any, command_name: str, command: dict, ns: str,
               deadline: float | None) -> Operation:
-        op = Operation(next(self._opids), conn, command_name, command, ns, deadline)
+        op = Operation(next(self._opids), conn, command_name, command, ns, deadline, self.params)
         if self.shutting_down:
             op.kill(ErrorCode.InterruptedAtShutdown)
         self._ops[op.opid] = op

@@ -213,6 +213,8 @@ SPECS: tuple[ParamSpec, ...] = (
         True,
         "idle time after which a cursor is killed",
     ),
+    ParamSpec("enableAccessToUserRoles", True, _parse_bool, True, True,
+              "$$USER_ROLES holds the authenticated user's roles; false: reading it fails with 51144"),
     ParamSpec("notablescan", False, _parse_bool, True, True,
               "refuse a query with a filter that no index serves (a collection scan) on a user collection: "
               "291 NoQueryExecutionPlans (mongod's --notablescan)"),

@@ -69,6 +69,12 @@ class AuthSession:
     def db(self) -> str | None:
         return self.principal.name.db if self.principal is not None else None
 
+    def role_names(self) -> list[tuple[str, str]]:
+        """The (role, db) pairs granted directly to the authenticated user as last resolved (every
+        authorized command resolves it again first), or [] when nobody is authenticated."""
+        resolved = self._resolved if self.principal is not None else None
+        return list(resolved.roles) if resolved is not None else []
+
     def login(self, resolved: ResolvedUser, generation: int) -> None:
         self.principal = resolved.principal
         self._resolved, self._generation, self._at = resolved, generation, time.monotonic()

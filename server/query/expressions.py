@@ -36,6 +36,7 @@ from tidemark.query import (
     expr_objects,
     expr_sets,
     expr_strings,
+    interrupt,
     javascript,
 )
 from tidemark.query.expr_base import (
@@ -490,7 +491,12 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
                 return vars["CLUSTER_TIME"]
             except KeyError:
                 raise MongoError(51144, "Builtin variable '$$CLUSTER_TIME' is not available") from None
-    elif name in ("USER_ROLES", "SEARCH_META"):
+    elif name == "USER_ROLES":
+        # the roles of the user the command's connection is authenticated as, read when evaluated (mongod
+        # defines the variable per command when a query references it: Variables::defineUserRoles;
+        # 51144 while enableAccessToUserRoles is false)
+        base = lambda doc, vars: interrupt.user_roles()  # noqa: E731
+    elif name == "SEARCH_META":
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$${name} is not supported by Tidemark")
     else:
         def base(doc, vars):

@@ -9,8 +9,8 @@ The operation is any object with ``check()`` (raise if killed or past its deadli
 countdown: :func:`tick` reads no clock until it reaches zero, so a check per document costs a
 counter decrement), and optionally ``released(fn)`` (:func:`gil_released`), ``note_disk_use()``
 (:func:`note_disk_use`: a spill happened), ``ns`` (the namespace it works
-on) and ``user`` (who runs it, a hashable name or None): server-side JavaScript keeps a scope per
-database and authenticated user. The server's ``check()`` is
+on), ``user`` (who runs it, a hashable name or None): server-side JavaScript keeps a scope per
+database and authenticated user, and ``user_roles()`` (:func:`user_roles`, ``$$USER_ROLES``). The server's ``check()`` is
 also where a long operation on the thread pool gives its run token to waiting ones
 (``tidemark.scheduler``). The server's implementation is ``tidemark.operations.Operation``; this module
 knows nothing of it (query imports nothing above itself).
@@ -75,6 +75,14 @@ def tick(units: int = 1) -> None:
         if op.ticks <= 0:
             op.ticks = TICKS_PER_CHECK
             op.check()
+
+
+def user_roles() -> list[dict[str, str]]:
+    """``$$USER_ROLES``: the bound operation's ``user_roles()`` (the roles of the user its connection is
+    authenticated as, ``[{_id, role, db}]``), or ``[]`` when no operation is bound or it has none
+    (pure use, tests: nobody is authenticated)."""
+    roles = getattr(_CURRENT.get(), "user_roles", None)
+    return roles() if roles is not None else []
 
 
 def note_disk_use() -> None:
