@@ -203,6 +203,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         memory_limit=_stage_memory_limit(server),
         group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
         bucket_auto_memory_limit=server.params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
+        window_memory_limit=server.params["internalDocumentSourceSetWindowFieldsMaxMemoryBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
         front_stages=front_stages,

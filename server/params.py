@@ -281,6 +281,15 @@ SPECS: tuple[ParamSpec, ...] = (
         "memory limit of a $group (its group keys and accumulators' state)",
     ),
     ParamSpec(
+        "internalDocumentSourceSetWindowFieldsMaxMemoryBytes",
+        100 * MIB,
+        _parse_positive_int,
+        True,
+        True,
+        "memory limit of one $setWindowFields partition (past it: 5643011, or with allowDiskUse the "
+        "partition on disk)",
+    ),
+    ParamSpec(
         "internalQueryExplainSizeThresholdBytes",
         10 * MIB,
         _parse_non_negative_int,
@@ -294,7 +303,7 @@ SPECS: tuple[ParamSpec, ...] = (
         _parse_positive_int,
         True,
         True,
-        "memory limit of a blocking sort ($sort, a find's sort) and of $setWindowFields",
+        "memory limit of a blocking sort ($sort, a find's sort, the sort $setWindowFields runs on)",
     ),
     ParamSpec("localLogicalSessionTimeoutMinutes", 30, _parse_non_negative_int, True, False,
               "minutes a logical session lives after its last use (hello's logicalSessionTimeoutMinutes; the "

@@ -10,10 +10,10 @@
 - ``$lookup`` results: 100 MB per input document (4568).
 - Blocking stages account what they buffer: ``$sort`` and ``$setWindowFields`` against
   ``PipelineContext.memory_limit``, ``$group`` ``group_memory_limit``, ``$bucketAuto``
-  ``bucket_auto_memory_limit`` (each mongod's server parameter, 100 MB). Without ``allowDiskUse`` -> 292
-  (``$setWindowFields``: 5414201); with it ``$sort``, ``$group`` and ``$bucketAuto`` spill to disk
-  (``spill.py``, ``stage_group``), while ``$setWindowFields``, which Tidemark cannot spill, answers
-  5414201. ``stage_limit_error`` is what a
+  ``bucket_auto_memory_limit``, ``$setWindowFields`` ``window_memory_limit`` per partition (each mongod's
+  server parameter, 100 MB). Without ``allowDiskUse`` -> 292 (a ``$setWindowFields`` partition: 5643011);
+  with it ``$sort``, ``$group``, ``$bucketAuto`` and ``$setWindowFields`` spill to disk (``spill.py``,
+  ``stage_group``, ``windows``). ``stage_limit_error`` is what a
   ``$group`` answers: 292, or 146 for a state that cannot be written to disk.
 """
 

@@ -57,6 +57,7 @@ class PipelineContext:
     memory_limit: int = 100 * 1024 * 1024  # internalQueryMaxBlockingSortMemoryUsageBytes
     group_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceGroupMaxMemoryBytes ($group)
     bucket_auto_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceBucketAutoMaxMemoryBytes
+    window_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceSetWindowFieldsMaxMemoryBytes
     in_facet: bool = False
     in_lookup: bool = False
     sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in

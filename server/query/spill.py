@@ -11,6 +11,9 @@ A read with metadata (``docmeta.DocMeta``: textScore, geoNearDistance/Point, ind
 it through a spill, as mongod's sorter spills a Document with its metadata: each document of a run is
 followed by its metadata document (taken out of the table, so a spilled document is held by nothing in
 memory), and reading the run back gives the new document the same metadata before the merge keys it.
+
+A ``Spool`` is the same file without the sort: documents written once, in their order, and read back in
+that order as often as needed — a ``$setWindowFields`` partition past its memory limit (``windows.py``).
 """
 
 from __future__ import annotations
@@ -124,3 +127,37 @@ def sort_rows(rows: Iterable[tuple[Any, Any, dict]], key_of: Callable[[Any, dict
 
 def _row_key(row: tuple) -> Any:
     return row[0]
+
+
+class Spool:
+    """Documents written in order to one anonymous file in ``SPILL_DIR`` and read back in that order, as
+    many times as needed (one reading at a time; nothing is written after the first reading). Holds
+    nothing in memory but a read buffer; ``close()`` drops the file (a crash leaves nothing: unlinked)."""
+
+    def __init__(self, docs: Iterable[dict] = ()):
+        self._file = new_file()
+        self._count = 0
+        try:
+            self.extend(docs)
+        except BaseException:  # an interruption too: the file is closed, then re-raised
+            self._file.close()
+            raise
+
+    def extend(self, docs: Iterable[dict]) -> None:
+        write = self._file.write
+        for doc in docs:
+            tick()
+            write(encode_in_order(doc))
+            self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[dict]:
+        self._file.seek(0)  # (flushes what was written)
+        reader = open(self._file.fileno(), "rb", buffering=_READ_BUFFER, closefd=False)  # noqa: SIM115
+        with reader:
+            yield from bson.decode_file_iter(reader, CODEC_OPTIONS)
+
+    def close(self) -> None:
+        self._file.close()

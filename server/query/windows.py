@@ -14,6 +14,8 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 - Functions: every accumulator in ``accumulators``, plus $count, $rank, $denseRank,
   $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill,
   $covariancePop, $covarianceSamp.
+- Memory (mongod's inserted $sort, then a SpillableCache per partition): see ``apply`` and
+  ``_one_partition``; the in-memory case pays one size estimate per document and nothing else.
 - Parsing follows mongod's order, so that a spec with several faults gets mongod's error: the
   stage's fields (IDL), partitionBy, sortBy, then each output: its path against the earlier ones
   (6307900), its function's name (the first $-prefixed field), then its fields in their order.
@@ -22,7 +24,9 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from decimal import Decimal
+from itertools import chain, groupby
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -33,9 +37,10 @@ from tidemark.query.collation import sort_key_for
 from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, traverse, type_name
 from tidemark.query.expressions import compile_expression, is_constant
 from tidemark.query.interrupt import tick
-from tidemark.query.memory import approx_size
+from tidemark.query.memory import approx_size, stage_limit_error
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.sort import make_sort_key, parse_sort
+from tidemark.query.spill import Spool, sort_rows
 from tidemark.query.stage_group import group_key_for
 from tidemark.query.stages import set_field
 from tidemark.query.value_repr import bson_repr
@@ -332,15 +337,37 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
     variables = ctx.variables
 
+    def emit(rows, budget=None):
+        """The partition's documents (a list, or a ``spill.Spool`` read back in order) with their outputs."""
+        columns = [_compute(o, rows, variables, budget) for o in outputs]
+        for i, d in enumerate(rows):
+            out = d
+            for o, col in zip(outputs, columns, strict=True):
+                out = set_field(out, o.parts, col[i])
+            if out is d:
+                out = dict(d)
+            yield out
+
     def apply(docs):
+        # The common case buffers each partition in memory, charging each document's size once to one
+        # running total against the sort's limit (mongod's inserted $sort). Only near a limit does more
+        # happen: past the sort's limit the input is sorted on disk (``_sorted_partitions``); a partition
+        # past the window limit goes to a ``spill.Spool`` (``_one_partition``).
         partitions: dict = {}
-        used, limit = 0, ctx.memory_limit
+        used, limit, window_limit = 0, ctx.memory_limit, ctx.window_memory_limit
+        docs = iter(docs)
         for d in docs:
             tick()
             used += approx_size(d, limit)
-            if used > limit:  # mongod's code: $setWindowFields does not spill (here nor there)
-                raise MongoError(5414201, f"Exceeded memory limit in DocumentSourceSetWindowFields, used {used} "
-                                          f"bytes but max allowed is {limit}")
+            if used > limit:
+                if sort_key_fn is None and partition_fn is None:  # mongod inserts no $sort: one partition
+                    yield from _one_partition(_chained(partitions, d, docs), ctx, emit)
+                    return
+                if not ctx.allow_disk_use:  # the inserted $sort's answer
+                    raise stage_limit_error("$sort", limit, False)
+                for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx):
+                    yield from _one_partition(rows, ctx, emit)
+                return
             pv = partition_fn(d, variables) if partition_fn else None
             if type(pv) is list:
                 raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
@@ -351,25 +378,121 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             entry[1].append(d)
         ordered = sorted(partitions.values(), key=lambda e: sort_key(None if e[0] is MISSING else e[0])) \
             if partition_fn else list(partitions.values())
+        near = used > window_limit // 2  # else no partition can come near the window limit
         for _, rows in ordered:
             if sort_key_fn is not None:
                 rows.sort(key=sort_key_fn)
-            columns = [_compute(o, rows, variables) for o in outputs]
-            for i, d in enumerate(rows):
-                out = d
-                for o, col in zip(outputs, columns, strict=True):
-                    out = set_field(out, o.parts, col[i])
-                if out is d:
-                    out = dict(d)
-                yield out
+            if near:
+                yield from _one_partition(rows, ctx, emit)
+            else:
+                yield from emit(rows)
     return Stage("$setWindowFields", spec, apply, blocking=True)
+
+
+def _state_error(used: int, limit: int) -> MongoError:
+    return MongoError(5414201, f"Exceeded memory limit in DocumentSourceSetWindowFields, used {used} bytes but "
+                               f"max allowed is {limit}")
+
+
+def _one_partition(rows, ctx: PipelineContext, emit):
+    """One partition (its documents in order: a list, or an iterator) near or past the window memory limit
+    (``internalDocumentSourceSetWindowFieldsMaxMemoryBytes``), as mongod's SpillableCache and memory
+    tracker: documents past the limit without allowDiskUse are 5643011; with it the partition goes to a
+    ``spill.Spool`` on disk and is read back in order. The values a window function keeps
+    (``Accumulator.memory()``: $push, $addToSet, $min...) cannot spill: past what the limit leaves them,
+    5414201."""
+    limit = ctx.window_memory_limit
+    buffered: list = []
+    size = 0
+    spool = None
+    source, rows = rows, iter(rows)
+    for d in rows:
+        size += approx_size(d, limit)
+        buffered.append(d)
+        if size > limit:
+            if not ctx.allow_disk_use:
+                raise MongoError(5643011, "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
+            spool = Spool(buffered)
+            buffered = []
+            try:
+                spool.extend(rows)
+            except BaseException:
+                spool.close()
+                raise
+            if type(source) is list:
+                source.clear()  # (the buffered partition: its documents are on disk now)
+            break
+        tick()
+    if spool is None:
+        yield from emit(buffered, (0 if ctx.allow_disk_use else size, limit))
+        return
+    try:
+        yield from emit(spool, (0, limit))
+    finally:
+        spool.close()
+
+
+def _chained(partitions: dict, pending: dict, rest) -> Iterator[dict]:
+    """The documents buffered so far (one partition: no partitionBy), then ``pending``, then the rest."""
+    for _, rows in partitions.values():
+        yield from rows
+    partitions.clear()
+    yield pending
+    yield from rest
+
+
+def _sorted_partitions(partitions: dict, pending: dict, rest, partition_fn, sort_key_fn, ctx: PipelineContext):
+    """Past the sort's memory limit with allowDiskUse: every document (the ones buffered by partition,
+    ``pending``, the rest) sorted on disk as mongod's inserted $sort spills (``spill.sort_rows``) by
+    (partition value, partition first seen, sortBy): the in-memory order exactly. Yields each partition's
+    documents as an iterator, in order."""
+    variables, group_key, skey = ctx.variables, group_key_for(ctx.collation), sort_key_for(ctx.collation)
+    index: dict = {}
+    pkeys: list = []  # each partition's sort key, by first-seen index
+
+    def number(key, pv) -> int:
+        i = index.get(key)
+        if i is None:
+            i = index[key] = len(pkeys)
+            pkeys.append(skey(None if pv is MISSING else pv))
+        return i
+
+    def key_of(i, d):
+        return (pkeys[i], i) if sort_key_fn is None else (pkeys[i], i, sort_key_fn(d))
+
+    def rows():
+        entries = list(partitions.items())
+        partitions.clear()
+        for n, (key, (pv, docs)) in enumerate(entries):
+            entries[n] = None  # type: ignore[call-overload]  # (each partition's list is freed once sorted)
+            i = number(key, pv)
+            for d in docs:
+                yield key_of(i, d), i, d
+        for d in chain((pending,), rest):
+            tick()
+            pv = partition_fn(d, variables) if partition_fn else None
+            if type(pv) is list:
+                raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
+            i = number(group_key(pv), pv)
+            yield key_of(i, d), i, d
+
+    ordered = sort_rows(rows(), key_of, ctx.memory_limit, True, lambda: stage_limit_error("$sort", ctx.memory_limit, False))
+    for _, group in groupby(ordered, key=_row_partition):
+        yield (d for _, _, d in group)
+
+
+def _row_partition(row) -> int:
+    return row[1]
 
 
 def _sort_value(doc, sort_fields):
     return traverse(doc, sort_fields[0][0].split("."))
 
 
-def _compute(o: _Output, rows: list, variables: dict) -> list:
+def _compute(o: _Output, rows, variables: dict, budget: tuple[int, int] | None = None) -> list:
+    """One output's column over the partition's ``rows`` (read in order, as many times as needed);
+    ``budget``: (bytes the partition holds in memory, the limit) an accumulator's kept values are checked
+    against (None: unchecked)."""
     op = o.op
     out: list[Any]
     prev: Any
@@ -410,7 +533,7 @@ def _compute(o: _Output, rows: list, variables: dict) -> list:
     if op == "$integral":
         points = [integral_point(_sort_value(d, o.sort_fields), o.fn(d, variables), o.unit) for d in rows]
         return [integral(points[a:b], o.unit) for a, b in bounds]
-    return _accumulate(o.acc, rows, bounds, variables)
+    return _accumulate(o.acc, rows, bounds, variables, budget)
 
 
 def _none(v):
@@ -480,7 +603,7 @@ def _offset(cur, delta, unit):
     return dates.date_add(cur, unit, cast(int, int_arg(delta)))  # with a unit, a bound is an integer (_parse_bound)
 
 
-def _accumulate(spec, rows, bounds, variables) -> list:
+def _accumulate(spec, rows, bounds, variables, budget=None) -> list:
     values = [spec.evaluate(d, variables) for d in rows]
     out = []
     acc = None
@@ -496,6 +619,8 @@ def _accumulate(spec, rows, bounds, variables) -> list:
             for v in values[cur_b:b]:
                 acc.process(v)
         cur_a, cur_b = a, b
+        if budget is not None and acc.sized and budget[0] + acc.memory() > budget[1]:
+            raise _state_error(budget[0] + acc.memory(), budget[1])
         out.append(acc.result())
     return out
 
