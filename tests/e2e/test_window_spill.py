@@ -23,7 +23,7 @@ from __future__ import annotations
 import bson
 import pytest
 from harness.parameters import server_parameter
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
@@ -84,14 +84,15 @@ def _docs(draw_rows):
             for i, (p, t, v, f) in enumerate(draw_rows)]
 
 
-ROWS = st.lists(st.tuples(st.sampled_from([1, 2, "a", None, "<missing>"]), st.integers(0, 40),
+ROWS = st.lists(st.tuples(st.sampled_from([1, 2.0, "a", "A", None, "<missing>"]), st.integers(0, 40),
                           st.one_of(st.integers(-50, 50), st.floats(-10, 10, allow_nan=False)),
                           st.one_of(st.none(), st.integers(0, 9))),
                 min_size=40, max_size=110)
 
 
-def _answer(coll, pipeline, allow_disk_use):
-    return [bson.encode(d) for d in coll.aggregate(pipeline, allowDiskUse=allow_disk_use)]
+def _answer(coll, pipeline, allow_disk_use, collation=None):
+    options = {"collation": collation} if collation else {}
+    return [bson.encode(d) for d in coll.aggregate(pipeline, allowDiskUse=allow_disk_use, **options)]
 
 
 def _code(coll, pipeline, **kwargs) -> OperationFailure:
@@ -103,8 +104,10 @@ def _code(coll, pipeline, **kwargs) -> OperationFailure:
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, output=outputs(), partitioned=st.booleans(), descending=st.booleans(),
-       limits=st.sampled_from(["window", "sort", "both"]))
-def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, partitioned, descending, limits):
+       limits=st.sampled_from(["window", "sort", "both"]), collated=st.booleans())
+def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, partitioned, descending, limits, collated):
+    """(A case-insensitive collation puts "a" and "A" in one partition, in memory and on disk alike.)"""
+    collation = {"locale": "en", "strength": 2} if collated else None
     docs = _docs(rows)
     if any(next(iter(o)) == "$linearFill" for o in output.values()):  # needs a sortBy unique per partition
         for d in docs:
@@ -116,12 +119,13 @@ def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, par
         stage["partitionBy"] = "$p"
     pipeline = [{"$setWindowFields": stage}]
     try:
-        in_memory = _answer(db.c, pipeline, True)
+        in_memory = _answer(db.c, pipeline, True, collation)
     except OperationFailure as e:  # a spec the data refuses (a range over no number...): same refusal
+        event(f"refused in memory: {e.code}")
         spilled_error = None
         with server_parameter(client, WINDOW_PARAM, LIMIT):
             try:
-                _answer(db.c, pipeline, True)
+                _answer(db.c, pipeline, True, collation)
             except OperationFailure as again:
                 spilled_error = again.code
         assert spilled_error == e.code
@@ -129,7 +133,7 @@ def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, par
     window = LIMIT if limits != "sort" else 100 << 20
     sort = LIMIT * 2 if limits != "window" else 100 << 20
     with server_parameter(client, WINDOW_PARAM, window), server_parameter(client, SORT_PARAM, sort):
-        refused = _code(db.c, pipeline, allowDiskUse=False)
+        refused = _code(db.c, pipeline, allowDiskUse=False, **({"collation": collation} if collation else {}))
         if limits == "window":
             assert refused.code in (5643011, 5414201), refused.details
         else:
@@ -138,10 +142,11 @@ def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, par
                                                  "to external sorting.")
         db.command("profile", 2)
         try:
-            spilled = _answer(db.c, pipeline, True)
+            spilled = _answer(db.c, pipeline, True, collation)
         finally:
             db.command("profile", 0)
     assert spilled == in_memory
+    event(f"spilled under the {limits} limit")
     entry = db.system.profile.find_one({"command.aggregate": "c"}, sort=[("$natural", -1)])
     assert entry["usedDisk"] is True
 
