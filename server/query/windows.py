@@ -337,22 +337,13 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
     variables = ctx.variables
 
-    def emit(rows, budget=None):
-        """The partition's documents (a list, or a ``spill.Spool`` read back in order) with their outputs."""
-        columns = [_compute(o, rows, variables, budget) for o in outputs]
-        for i, d in enumerate(rows):
-            out = d
-            for o, col in zip(outputs, columns, strict=True):
-                out = set_field(out, o.parts, col[i])
-            if out is d:
-                out = dict(d)
-            yield out
-
-    def apply(docs):
-        # The common case buffers each partition in memory, charging each document's size once to one
-        # running total against the sort's limit (mongod's inserted $sort). Only near a limit does more
-        # happen: past the sort's limit the input is sorted on disk (``_sorted_partitions``); a partition
-        # past the window limit goes to a ``spill.Spool`` (``_one_partition``).
+    def partitions_of(docs):
+        """Each partition's documents in order, with the budget its window functions' kept values are
+        checked against (None: unchecked). The common case buffers each partition in memory, charging
+        each document's size once to one running total against the sort's limit (mongod's inserted
+        $sort). Only near a limit does more happen: past the sort's limit the input is sorted on disk
+        (``_sorted_partitions``); a partition past the window limit goes to a ``spill.Spool``
+        (``_one_partition``)."""
         partitions: dict = {}
         used, limit, window_limit = 0, ctx.memory_limit, ctx.window_memory_limit
         docs = iter(docs)
@@ -361,12 +352,12 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             used += approx_size(d, limit)
             if used > limit:
                 if sort_key_fn is None and partition_fn is None:  # mongod inserts no $sort: one partition
-                    yield from _one_partition(_chained(partitions, d, docs), ctx, emit)
+                    yield from _one_partition(_chained(partitions, d, docs), ctx)
                     return
                 if not ctx.allow_disk_use:  # the inserted $sort's answer
                     raise stage_limit_error("$sort", limit, False)
                 for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx):
-                    yield from _one_partition(rows, ctx, emit)
+                    yield from _one_partition(rows, ctx)
                 return
             pv = partition_fn(d, variables) if partition_fn else None
             if type(pv) is list:
@@ -383,9 +374,20 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             if sort_key_fn is not None:
                 rows.sort(key=sort_key_fn)
             if near:
-                yield from _one_partition(rows, ctx, emit)
+                yield from _one_partition(rows, ctx)
             else:
-                yield from emit(rows)
+                yield rows, None
+
+    def apply(docs):
+        for rows, budget in partitions_of(docs):  # rows: a list, or a ``spill.Spool`` read back in order
+            columns = [_compute(o, rows, variables, budget) for o in outputs]
+            for i, d in enumerate(rows):
+                out = d
+                for o, col in zip(outputs, columns, strict=True):
+                    out = set_field(out, o.parts, col[i])
+                if out is d:
+                    out = dict(d)
+                yield out
     return Stage("$setWindowFields", spec, apply, blocking=True)
 
 
@@ -394,40 +396,35 @@ def _state_error(used: int, limit: int) -> MongoError:
                                f"max allowed is {limit}")
 
 
-def _one_partition(rows, ctx: PipelineContext, emit):
+def _one_partition(rows, ctx: PipelineContext):
     """One partition (its documents in order: a list, or an iterator) near or past the window memory limit
     (``internalDocumentSourceSetWindowFieldsMaxMemoryBytes``), as mongod's SpillableCache and memory
     tracker: documents past the limit without allowDiskUse are 5643011; with it the partition goes to a
-    ``spill.Spool`` on disk and is read back in order. The values a window function keeps
-    (``Accumulator.memory()``: $push, $addToSet, $min...) cannot spill: past what the limit leaves them,
-    5414201."""
+    ``spill.Spool`` on disk, read back in order. Yields it once, with the budget of what its window
+    functions keep (``Accumulator.memory()``: $push, $addToSet, $min...), which cannot spill: past what
+    the limit leaves them, 5414201. The spool is dropped when the caller asks for the next partition."""
     limit = ctx.window_memory_limit
     buffered: list = []
     size = 0
-    spool = None
     source, rows = rows, iter(rows)
     for d in rows:
         size += approx_size(d, limit)
         buffered.append(d)
         if size > limit:
-            if not ctx.allow_disk_use:
-                raise MongoError(5643011, "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
-            spool = Spool(buffered)
-            buffered = []
-            try:
-                spool.extend(rows)
-            except BaseException:
-                spool.close()
-                raise
-            if type(source) is list:
-                source.clear()  # (the buffered partition: its documents are on disk now)
             break
         tick()
-    if spool is None:
-        yield from emit(buffered, (0 if ctx.allow_disk_use else size, limit))
+    else:
+        yield buffered, (0 if ctx.allow_disk_use else size, limit)
         return
+    if not ctx.allow_disk_use:
+        raise MongoError(5643011, "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
+    spool = Spool(buffered)
     try:
-        yield from emit(spool, (0, limit))
+        buffered = []
+        spool.extend(rows)
+        if type(source) is list:
+            source.clear()  # (the buffered partition: its documents are on disk now)
+        yield spool, (0, limit)
     finally:
         spool.close()
 
