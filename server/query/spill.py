@@ -157,7 +157,9 @@ class Spool:
         self._file.seek(0)  # (flushes what was written)
         reader = open(self._file.fileno(), "rb", buffering=_READ_BUFFER, closefd=False)  # noqa: SIM115
         with reader:
-            yield from bson.decode_file_iter(reader, CODEC_OPTIONS)
+            for doc in bson.decode_file_iter(reader, CODEC_OPTIONS):
+                tick()  # (a spilled partition is read once per window function: maxTimeMS and killOp reach it)
+                yield doc
 
     def close(self) -> None:
         self._file.close()
