@@ -501,8 +501,9 @@ class ServerParams:
         past the parameter's own parsing: no client sets it this way."""
         self._values[name] = value
 
-    def set_at_runtime(self, name: str, value: Any) -> Any:
-        """Apply ``setParameter`` at runtime; returns the previous value. Raises MongoError."""
+    def check_runtime_settable(self, name: str) -> ParamSpec:
+        """``name`` names a parameter a client may change now (mongod's setParameter checks every name
+        of the command this way before it sets any): 72 unknown, 20 not settable at runtime."""
         spec = self._specs.get(name)
         if spec is None or name not in self:
             raise MongoError(
@@ -511,6 +512,11 @@ class ServerParams:
             )
         if not spec.settable_at_runtime:
             raise MongoError(ErrorCode.IllegalOperation, f"not allowed to change [{name}] at runtime")
+        return spec
+
+    def set_at_runtime(self, name: str, value: Any) -> Any:
+        """Apply ``setParameter`` at runtime; returns the previous value. Raises MongoError."""
+        spec = self.check_runtime_settable(name)
         try:
             parsed = spec.parse(value)
         except (ValueError, TypeError) as exc:

@@ -52,49 +52,90 @@ def _live(name: str, value: Any) -> Any:
     return value
 
 
-def _with_live(name: str, details: dict[str, Any]) -> dict[str, Any]:
-    details["value"] = _live(name, details["value"])
-    return details
+_GET_PARAMETER_OPTIONS = ("allParameters", "showDetails")
+
+
+def _get_parameter_options(selector: Any) -> tuple[bool, bool]:
+    """(all parameters, show details) of getParameter's first value, as mongod's
+    parseGetParameterOptions (src/mongo/db/commands/parameters.cpp): an object is the IDL struct
+    GetParameterOptions (strict: 40415 an unknown field, 14 a field not a bool), ``"*"`` is every
+    parameter, anything else names them by the command's other fields."""
+    if isinstance(selector, dict):
+        options = {"allParameters": False, "showDetails": False}
+        for key, value in selector.items():
+            if key not in options:
+                raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'getParameter.{key}' is an unknown field.")
+            if type(value) is not bool:
+                raise wrong_type(f"getParameter.{key}", value, "bool")
+            options[key] = value
+        return options["allParameters"], options["showDetails"]
+    return selector == "*", False
+
+
+def _append(reply: dict[str, Any], key: str, name: str, value: Any) -> None:
+    """mongod's ServerParameter::append of one parameter under ``key``: automationServiceDescriptor
+    appends nothing while it is empty (AutomationServiceDescriptorServerParameter::append)."""
+    if name == "automationServiceDescriptor" and value == "":
+        return
+    reply[key] = _live(name, value)
 
 
 async def get_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """The parameters asked for, in the registry's (name) order whatever the request's order, as
+    mongod walks its parameter map; 72 when none is known."""
     params = ctx.server.params
-    selector = cmd["getParameter"]
-    show_details = False
-    if isinstance(selector, dict):
-        show_details = bool(selector.get("showDetails", False))
-        wanted = list(params.names()) if selector.get("allParameters") else [k for k, _ in _arguments(cmd)]
-    elif selector == "*":
-        wanted = list(params.names())
-    else:
-        wanted = [k for k, _ in _arguments(cmd)]
-    reply = {
-        name: _with_live(name, params.details(name)) if show_details else _live(name, params[name])
-        for name in wanted if name in params
-    }
-    if not reply:
+    every, show_details = _get_parameter_options(cmd["getParameter"])
+    reply: dict[str, Any] = {}
+    found = False
+    for name in params.names():
+        if not every and name not in cmd:
+            continue
+        found = True
+        if show_details:
+            details = params.details(name)
+            entry: dict[str, Any] = {}
+            _append(entry, "value", name, details.pop("value"))
+            reply[name] = {**entry, **details}
+        else:
+            _append(reply, name, name, params[name])
+    if not found:
         raise MongoError(ErrorCode.InvalidOptions, "no option found to get")
     return reply
 
 
+def _apply_side_effects(ctx: CommandContext, name: str) -> None:
+    """What a new value changes beyond the registry (the log's verbosity, quiet, storage's faults)."""
+    params = ctx.server.params
+    if name == "logLevel":
+        log.set_verbosity(params["logLevel"])
+    if name == "logComponentVerbosity":
+        log.apply_component_verbosity(params[name])
+    if name == "quiet":
+        log.set_quiet(params["quiet"])
+    if name == "failStorageCommitsForTest":  # storage's fault-injection hook (storage/faults.py)
+        faults = params[name]
+        ctx.server.engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
+
+
 async def set_parameter(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """Several parameters in one command, as mongod's CmdSet (src/mongo/db/commands/parameters.cpp):
+    every name is checked first, in the command's order (72 unknown, 20 not settable at runtime), and
+    nothing is set when one fails; then the values are set in name order, each parsed as it is set, so
+    a bad value fails the command after the parameters before it (by name) were set. ``was`` is the
+    previous value of the first of them by name (absent when it appends nothing)."""
     assignments = _arguments(cmd)
+    params = ctx.server.params
+    for name, _ in assignments:
+        params.check_runtime_settable(name)
     if not assignments:
         raise MongoError(ErrorCode.InvalidOptions, "no option found to set, use help:true to see options ")
-    if len(assignments) > 1:
-        raise MongoError(ErrorCode.BadValue, "setParameter accepts only one parameter per command")
-    name, value = assignments[0]
-    previous = _live(name, ctx.server.params.set_at_runtime(name, value))
-    if name == "logLevel":
-        log.set_verbosity(ctx.server.params["logLevel"])
-    if name == "logComponentVerbosity":
-        log.apply_component_verbosity(ctx.server.params[name])
-    if name == "quiet":
-        log.set_quiet(ctx.server.params["quiet"])
-    if name == "failStorageCommitsForTest":  # storage's fault-injection hook (storage/faults.py)
-        faults = ctx.server.params[name]
-        ctx.server.engine.faults.fail_next(faults["times"], faults["errno"], faults["at"])
-    return {"was": previous}
+    reply: dict[str, Any] = {}
+    for position, (name, value) in enumerate(sorted(assignments, key=lambda item: item[0])):
+        previous = params.set_at_runtime(name, value)
+        if position == 0:
+            _append(reply, "was", name, previous)
+        _apply_side_effects(ctx, name)
+    return reply
 
 
 async def get_cmd_line_opts(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
