@@ -316,3 +316,17 @@ class MongoError(Exception):
 
     def __repr__(self) -> str:
         return f"MongoError({self.code} {self.code_name}: {self.message!r})"
+
+
+class ErrmsgFailure(MongoError):
+    """The failure of one of mongod's legacy errmsg-style commands (ErrmsgCommandDeprecated: the
+    command sets ``errmsg`` and returns false): ``{ok: 0, errmsg}`` on the wire, with no ``code`` or
+    ``codeName`` (CommandHelpers::appendSimpleCommandStatus). mongod reads such a reply back as 8
+    UnknownError (getStatusFromCommandResult: the profiler's and the log's errCode), which ``code``
+    keeps for the server's own accounting."""
+
+    def __init__(self, message: str):
+        super().__init__(ErrorCode.UnknownError, message)
+
+    def to_reply(self) -> dict[str, Any]:
+        return {"ok": 0.0, "errmsg": self.message}

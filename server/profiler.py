@@ -377,8 +377,9 @@ class Profiler:
         entry["flowControl"] = {}
         if reply.get("ok") != 1.0:
             entry["ok"] = 0.0
-            entry["errMsg"], entry["errName"], entry["errCode"] = (reply.get("errmsg"), reply.get("codeName"),
-                                                                 reply.get("code"))
+            code = reply.get("code") or ErrorCode.UnknownError  # (a reply without one: mongod's
+            # getStatusFromCommandResult reads 8, e.g. an errmsg-style failure: protocol.errors.ErrmsgFailure)
+            entry["errMsg"], entry["errName"], entry["errCode"] = reply.get("errmsg"), code_name(code), code
         if not own_statement:  # a statement has no reply of its own, and is no command (mongod's iscommand)
             try:
                 entry["responseLength"] = len(encode_reply(reply))

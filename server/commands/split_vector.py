@@ -6,8 +6,9 @@ standalone mongod 7.0 computes them (src/mongo/db/s/split_vector_command.cpp and
 maxSplitPoints?, maxChunkObjects?, force?}``:
 
 - the namespace is the first field, fully qualified (2 for a non-string, 73 without a collection);
-  an empty or missing ``keyPattern`` and only one of ``min``/``max`` are refused by message (mongod's
-  errmsg-style failures, which carry no code of their own: 8 UnknownError here);
+  an empty or missing ``keyPattern`` and only one of ``min``/``max`` are refused by message alone
+  (mongod's errmsg-style failures, ``{ok: 0, errmsg}`` without ``code``: ``ErrmsgFailure``; the
+  profiler records them as 8 UnknownError, as mongod's getStatusFromCommandResult reads them);
   ``maxChunkObjects`` must be positive, ``maxChunkSize`` within [1, 1024] MB and ``maxChunkSizeBytes``
   within [1 MB, 1 GB] (72); without either and without ``force``: 72 "need to specify the desired max
   chunk size".
@@ -38,7 +39,7 @@ from tidemark.arguments import safe_number_long
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
 from tidemark.protocol.codec import decode, encode
-from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrmsgFailure, ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.expr_logic import truthy
 from tidemark.query.index_kinds import key_direction
@@ -226,10 +227,10 @@ async def split_vector(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
     db, coll = _namespace(cmd)
     key_pattern = _object_field(cmd, "keyPattern")
     if not key_pattern:
-        raise MongoError(ErrorCode.UnknownError, "no key pattern found in splitVector")
+        raise ErrmsgFailure("no key pattern found in splitVector")
     bound_min, bound_max = _object_field(cmd, "min"), _object_field(cmd, "max")
     if bool(bound_min) != bool(bound_max):
-        raise MongoError(ErrorCode.UnknownError, "either provide both min and max or leave both empty")
+        raise ErrmsgFailure("either provide both min and max or leave both empty")
     force = truthy(cmd.get("force"))  # (BSONElement::trueValue)
     max_split_points = _optional_long(cmd, "maxSplitPoints")
     max_chunk_objects = _optional_long(cmd, "maxChunkObjects")
