@@ -325,8 +325,9 @@ class ErrmsgFailure(MongoError):
     UnknownError (getStatusFromCommandResult: the profiler's and the log's errCode), which ``code``
     keeps for the server's own accounting."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, before: dict[str, Any] | None = None):
         super().__init__(ErrorCode.UnknownError, message)
+        self.before = before or {}  # what the command appended to its reply before it failed
 
     def to_reply(self) -> dict[str, Any]:
-        return {"ok": 0.0, "errmsg": self.message}
+        return {**self.before, "ok": 0.0, "errmsg": self.message}

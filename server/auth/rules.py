@@ -627,6 +627,9 @@ RULES: dict[str, Rule | None] = {
     # (only the handshake and authentication commands are open)
     "refreshLogicalSessionCacheNow": authenticated,
     "clearLog": authenticated,  # a test command: mongod performs no authorization (ClearLogCmd)
+    "echo": OPEN,  # a test command mongod runs unauthenticated (EchoCommand::requiresAuth false)
+    # test commands without a privilege (checkAuthForOperation OK) that still need a user
+    "cpuload": authenticated, "reapLogicalSessionCacheNow": authenticated, "_hashBSONElement": authenticated,
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "emptycapped": authenticated,  # a test command: no privilege (EmptyCapped::checkAuthForOperation)
     "dropConnections": on_cluster("dropConnections"),

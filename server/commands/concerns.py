@@ -53,6 +53,8 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "invalidateUserCache", "clearLog", "dropConnections", "setUserWriteBlockMode", "rotateCertificates", "getDiagnosticData", "setProfilingFilterGlobally", "splitVector", "replSetFreeze", "replSetStepDown",
     "replSetStepUp", "replSetMaintenance", "replSetSyncFrom", "replSetAbortPrimaryCatchUp", "replSetReconfig",
     "replSetGetRBID", "replSetUpdatePosition", "replSetRequestVotes", "replSetHeartbeat",
+    "setParameter", "echo", "cpuload", "reapLogicalSessionCacheNow", "refreshLogicalSessionCacheNow",
+    "_hashBSONElement",
 })
 
 

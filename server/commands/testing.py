@@ -17,18 +17,33 @@ seconds, millis, lock | w}`` (10 s when no time is given), interruptible by kill
 global lock in shared or exclusive mode (``lock: "r"`` or ``"w"``, or no ``lock``) is the fsync lock's
 hold, which makes writes wait (Tidemark has no lock that would hold reads back too); the intent modes
 (``"ir"``, ``"iw"``) and ``"none"`` hold nothing.
+
+mongod 7.0's other test commands a standalone registers with enableTestCommands: ``echo``
+(generic.cpp: ``{echo: <the request's body>}``, no authentication needed; document sequences are
+folded into the body here, mongod sends them back as sequences), ``cpuload`` (cpuload.cpp: 10,000 x
+``cpuFactor`` multiplications, ``{durationMillis, durationSeconds}`` as longs; run in the thread pool,
+interruptible), ``reapLogicalSessionCacheNow`` (reap_logical_session_cache_now.cpp: the cache's reap
+of expired sessions' transaction records — a standalone without transactions has none: ``{}``) and
+``_hashBSONElement`` (hashcmd.cpp: ``{key: <first value>, seed, out: <hashed index key>}``; a seed
+that is no number answers errmsg "seed must be a number" with ``key`` and no code).
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from tidemark import log, session_refresh
+from tidemark.arguments import safe_number_int
 from tidemark.context import CommandContext, CommandSpec
-from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.protocol.errors import ErrmsgFailure, ErrorCode, MongoError
+from tidemark.query import interrupt
 from tidemark.query.expr_base import type_name
+from tidemark.query.hashed import hash64
 from tidemark.query.values import is_number
 
 
@@ -124,6 +139,64 @@ async def refresh_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, 
     return {}
 
 
+async def echo(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {"echo": dict(cmd)}
+
+
+_CPULOAD_UNIT = 10_000  # multiplications per unit of cpuFactor (mongod's loop)
+_CPULOAD_CHUNK = 100_000  # multiplications between two interruption checks
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _cpuload_iterations(cmd: dict[str, Any]) -> int:
+    """mongod's ``long long limit = 10000 * cpuFactor`` (cpuFactor 1 unless a number): a value past
+    the long range (or NaN) converts to the smallest long on the x86-64 builds, so nothing runs."""
+    factor: Any = cmd.get("cpuFactor")
+    if isinstance(factor, bool) or not is_number(factor):
+        factor = 1
+    elif isinstance(factor, Decimal128):
+        exact = factor.to_decimal()  # (BSONElement::number of a decimal: its double; a NaN, quiet or not)
+        factor = math.nan if exact.is_nan() else float(exact)
+    product = _CPULOAD_UNIT * factor
+    if isinstance(product, float) and (not math.isfinite(product) or not -(2.0**63) <= product < 2.0**63):
+        return INT64_MIN
+    return int(product)
+
+
+def _spin(iterations: int) -> int:
+    x = 100
+    done = 0
+    while done < iterations:
+        for _ in range(min(_CPULOAD_CHUNK, iterations - done)):
+            x = (x * 13) & 0xFFFFFFFFFFFFFFFF
+        done += _CPULOAD_CHUNK
+        interrupt.check()  # (killOp, maxTimeMS, shutdown end a long load)
+    return x
+
+
+async def cpuload(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    iterations = _cpuload_iterations(cmd)
+    started = time.monotonic()
+    if iterations > 0:
+        await ctx.run_blocking(_spin, iterations)
+    micros = int((time.monotonic() - started) * 1_000_000)
+    return {"durationMillis": Int64(micros // 1000), "durationSeconds": Int64(micros // 1_000_000)}
+
+
+async def reap_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    return {}  # (no transaction records to reap: a standalone runs no transactions)
+
+
+async def hash_bson_element(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    key = cmd["_hashBSONElement"]
+    seed = 0
+    if "seed" in cmd:
+        if isinstance(cmd["seed"], bool) or not is_number(cmd["seed"]):
+            raise ErrmsgFailure("seed must be a number", before={"key": key})
+        seed = safe_number_int(cmd["seed"])
+    return {"key": key, "seed": seed, "out": Int64(hash64(key, seed))}
+
+
 COMMANDS = [
     # mongod's test commands of the versioned API (test_api_version_2_commands.cpp): outside API
     # Version 1, so ``apiStrict: true`` with version "1" refuses them with 323 (commands/api_version.py)
@@ -141,4 +214,12 @@ COMMANDS = [
                 admin_only=True, test_only=True),
     CommandSpec("sleep", sleep, help="internal testing command. Run a no-op command for an arbitrary amount of time.",
                 admin_only=True, test_only=True),
+    CommandSpec("echo", echo, help="returns the request's body (test command)", test_only=True),
+    CommandSpec("cpuload", cpuload,
+                help="internal. for testing only.{ cpuload : 1, cpuFactor : 1 } Runs a straight CPU load. Length of "
+                     "execution scaled by cpuFactor.", test_only=True),
+    CommandSpec("reapLogicalSessionCacheNow", reap_logical_session_cache_now,
+                help="force the logical session cache to reap. Test command only.", test_only=True),
+    CommandSpec("_hashBSONElement", hash_bson_element,
+                help="returns the hash of the first BSONElement val in a BSONObj", test_only=True),
 ]
