@@ -630,6 +630,7 @@ RULES: dict[str, Rule | None] = {
     "echo": OPEN,  # a test command mongod runs unauthenticated (EchoCommand::requiresAuth false)
     # test commands without a privilege (checkAuthForOperation OK) that still need a user
     "cpuload": authenticated, "reapLogicalSessionCacheNow": authenticated, "_hashBSONElement": authenticated,
+    "godinsert": authenticated,
     "captrunc": authenticated,  # a test command: no privilege (CapTrunc::checkAuthForOperation)
     "emptycapped": authenticated,  # a test command: no privilege (EmptyCapped::checkAuthForOperation)
     "dropConnections": on_cluster("dropConnections"),

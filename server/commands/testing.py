@@ -25,7 +25,10 @@ folded into the body here, mongod sends them back as sequences), ``cpuload`` (cp
 interruptible), ``reapLogicalSessionCacheNow`` (reap_logical_session_cache_now.cpp: the cache's reap
 of expired sessions' transaction records — a standalone without transactions has none: ``{}``) and
 ``_hashBSONElement`` (hashcmd.cpp: ``{key: <first value>, seed, out: <hashed index key>}``; a seed
-that is no number answers errmsg "seed must be a number" with ``key`` and no code).
+that is no number answers errmsg "seed must be a number" with ``key`` and no code), ``godinsert``
+(test_commands.cpp: ``obj`` inserted into the collection, created when missing; 10065 when ``obj`` is
+no object; here through the insert command's own path, so the document gets an ``_id`` and counts in
+the insert opcounter, where mongod's Helpers::insert writes it as given).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from bson.int64 import Int64
 
 from tidemark import log, session_refresh
 from tidemark.arguments import safe_number_int
+from tidemark.commands import crud
 from tidemark.context import CommandContext, CommandSpec
+from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrmsgFailure, ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query.expr_base import type_name
@@ -197,6 +202,23 @@ async def hash_bson_element(ctx: CommandContext, cmd: dict[str, Any]) -> dict[st
     return {"key": key, "seed": seed, "out": Int64(hash64(key, seed))}
 
 
+async def godinsert(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """``{godinsert: <collection>, obj: <document>}``: the document inserted (the collection created when
+    missing); its failure is the command's error (mongod's uassertStatusOK of Helpers::insert)."""
+    name = C.collection_arg(cmd, "godinsert")
+    obj = cmd.get("obj")
+    if not isinstance(obj, dict):  # (embeddedObjectUserCheck; a missing field names no field)
+        raise MongoError(10065, f"invalid parameter: expected an object ({'obj' if 'obj' in cmd else ''})")
+    log.info("COMMAND", 20505, "Test-only command 'godinsert' invoked", ctx=f"conn{ctx.conn.id}", collection=name)
+    reply = await crud.insert(ctx, {"insert": name, "documents": [obj], "$db": ctx.db})
+    errors = reply.get("writeErrors")
+    if errors:
+        first = errors[0]
+        raise MongoError(first["code"], first["errmsg"],
+                         extra={k: v for k, v in first.items() if k in ("keyPattern", "keyValue", "errInfo")})
+    return {}
+
+
 COMMANDS = [
     # mongod's test commands of the versioned API (test_api_version_2_commands.cpp): outside API
     # Version 1, so ``apiStrict: true`` with version "1" refuses them with 323 (commands/api_version.py)
@@ -220,6 +242,7 @@ COMMANDS = [
                      "execution scaled by cpuFactor.", test_only=True),
     CommandSpec("reapLogicalSessionCacheNow", reap_logical_session_cache_now,
                 help="force the logical session cache to reap. Test command only.", test_only=True),
+    CommandSpec("godinsert", godinsert, help="internal. for testing only.", test_only=True),
     CommandSpec("_hashBSONElement", hash_bson_element,
                 help="returns the hash of the first BSONElement val in a BSONObj", test_only=True),
 ]

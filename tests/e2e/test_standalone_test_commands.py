@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-NEW = ("echo", "cpuload", "reapLogicalSessionCacheNow", "_hashBSONElement")
-pytestmark = pytest.mark.commands("echo", "cpuload", "reapLogicalSessionCacheNow", "_hashBSONElement")
+NEW = ("echo", "cpuload", "reapLogicalSessionCacheNow", "_hashBSONElement", "godinsert")
+pytestmark = pytest.mark.commands("echo", "cpuload", "reapLogicalSessionCacheNow", "_hashBSONElement", "godinsert")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_absent_without_enable_test_commands(client, name):
     assert info.value.code == 59
 
 
-@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("name", NEW[:4])
 def test_no_write_concern(testing, name):
     with pytest.raises(OperationFailure) as info:
         testing.admin.command(SON([(name, 1), ("writeConcern", {"w": 1})]))
@@ -123,7 +123,35 @@ def test_authorization(auth_server, root_client):
         assert anonymous.admin.command("echo", 1)["ok"] == 1.0
         for name in NEW[1:]:
             with pytest.raises(OperationFailure) as info:
-                anonymous.admin.command(name, 1)
+                anonymous.admin.command(name, "c")
             assert info.value.code == 13
-    for name in NEW:
+    for name in NEW[:4]:
         assert root_client.admin.command(name, 1)["ok"] == 1.0
+    assert root_client.auth_godinsert.command("godinsert", "c", obj={"_id": 1})["ok"] == 1.0
+    root_client.drop_database("auth_godinsert")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=st.dictionaries(st.text("abc", min_size=1, max_size=3), values, max_size=4))
+def test_godinsert_inserts_the_document(testing, doc):
+    database = testing["godinsert_db"]
+    database.drop_collection("fresh")
+    doc = {"_id": ObjectId(), **doc}
+    assert database.command(SON([("godinsert", "fresh"), ("obj", doc)])) == {"ok": 1.0}
+    assert database.fresh.find_one({"_id": doc["_id"]}) == doc  # (the collection was created)
+
+
+def test_godinsert_refusals(testing):
+    database = testing["godinsert_db"]
+    database.command("godinsert", "c", obj={"_id": 7})
+    with pytest.raises(OperationFailure) as info:
+        database.command("godinsert", "c", obj={"_id": 7})
+    assert info.value.code == 11000 and info.value.details["keyValue"] == {"_id": 7}
+    for command, message in ((SON([("godinsert", "c"), ("obj", 5)]), "invalid parameter: expected an object (obj)"),
+                             (SON([("godinsert", "c")]), "invalid parameter: expected an object ()")):
+        with pytest.raises(OperationFailure) as info:
+            database.command(command)
+        assert (info.value.code, info.value.details["errmsg"]) == (10065, message)
+    with pytest.raises(OperationFailure) as info:
+        database.command("godinsert", 5, obj={})
+    assert info.value.code == 73
