@@ -637,6 +637,7 @@ RULES: dict[str, Rule | None] = {
     "rotateCertificates": on_cluster("rotateCertificates"),
     "getDiagnosticData": _get_diagnostic_data,
     "splitVector": lambda req: req.require(req.full_ns(req.first), "splitVector"),
+    "checkShardingIndex": lambda req: req.require(req.full_ns(req.first), "find"),
     "setProfilingFilterGlobally": lambda req: req.require(R.ANY_NORMAL, "enableProfiler"),
     "setUserWriteBlockMode": on_cluster("setUserWriteBlockMode"),
     "appendOplogNote": on_cluster("appendOplogNote"),

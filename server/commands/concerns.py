@@ -54,7 +54,7 @@ _TAKES_NO_WRITE_CONCERN = frozenset({
     "replSetStepUp", "replSetMaintenance", "replSetSyncFrom", "replSetAbortPrimaryCatchUp", "replSetReconfig",
     "replSetGetRBID", "replSetUpdatePosition", "replSetRequestVotes", "replSetHeartbeat",
     "setParameter", "echo", "cpuload", "reapLogicalSessionCacheNow", "refreshLogicalSessionCacheNow",
-    "_hashBSONElement",
+    "_hashBSONElement", "checkShardingIndex",
 })
 
 

@@ -1,6 +1,15 @@
 """``splitVector``: the split points a sharded cluster would cut a collection's key range at, as a
 standalone mongod 7.0 computes them (src/mongo/db/s/split_vector_command.cpp and split_vector.cpp;
-``splitVector`` action on the namespace; no writeConcern).
+``splitVector`` action on the namespace; no writeConcern); and ``checkShardingIndex``, whether the
+collection has an index a shard key could use (check_sharding_index_command.cpp; ``find`` on the
+namespace; no writeConcern). Both find that index as mongod's findShardKeyPrefixedIndex
+(shard_key_index_util.cpp: ``shard_key_index``): the ready, visible indexes the key pattern prefixes
+that are neither partial nor sparse and compare strings simply, the first single-key one, else the
+last multikey one (splitVector only). checkShardingIndex's refusals are errmsg-style (no code):
+"no key pattern found in checkShardingindex", "ns not found", or "couldn't find valid index for shard
+key" followed by one line per index passed over ("Index <name> cannot be used for sharding because:"
+and its reasons: partial, sparse, multikey, non-simple collation, not a prefix); ``{_id: ...}`` alone
+answers ``{idskip: true}`` without looking.
 
 ``{splitVector: "<db>.<coll>", keyPattern, min?, max?, maxChunkSize (MB) | maxChunkSizeBytes,
 maxSplitPoints?, maxChunkObjects?, force?}``:
@@ -42,6 +51,7 @@ from tidemark.protocol.codec import decode, encode
 from tidemark.protocol.errors import ErrmsgFailure, ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.expr_logic import truthy
+from tidemark.query.index_keys import MULTIKEY_FLAG
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.paths import MISSING, get_path
 from tidemark.query.value_repr import bson_repr
@@ -99,18 +109,55 @@ def _is_prefix(key_pattern: dict, index_key: dict) -> bool:
     return True
 
 
-def _shard_key_index(info, key_pattern: dict) -> dict | None:
-    """findShardKeyPrefixedIndex (multikey allowed): the first ready index prefixed by the key pattern
-    that is neither partial nor sparse and compares strings simply."""
+def _unusable_reasons(info, spec: dict, key_pattern: dict, require_single_key: bool) -> list[str]:
+    """isCompatibleWithShardKey (src/mongo/db/s/shard_key_index_util.cpp): why the index cannot serve
+    the shard key (nothing: it can), in mongod's order of reasons."""
+    collation = spec.get("collation")
+    simple = not collation or collation.get("locale") == "simple"
+    reasons = []
+    if "partialFilterExpression" in spec:
+        reasons.append("partial")
+    if spec.get("sparse"):
+        reasons.append("sparse")
+    if not _is_prefix(key_pattern, spec["key"]):
+        reasons.append("prefix")
+    if not reasons:
+        if not spec.get(MULTIKEY_FLAG, info.clustered):
+            if simple:
+                return []
+        else:
+            reasons.append("multikey")
+        if not require_single_key and simple:
+            return []
+    if not simple:
+        reasons.append("collation")
+    return reasons
+
+
+_REASON_TEXT = {"partial": " Index key is partial.", "sparse": " Index key is sparse.",
+                "multikey": " Index key is multikey.", "collation": " Index has a non-simple collation.",
+                "prefix": " Shard key is not a prefix of index key."}
+_REASON_ORDER = ("partial", "sparse", "multikey", "collation", "prefix")
+
+
+def shard_key_index(info, key_pattern: dict, *, require_single_key: bool) -> tuple[dict | None, list[str]]:
+    """findShardKeyPrefixedIndex: the first ready, visible index the shard key can use that is not
+    multikey, else the last one that is (allowed when ``require_single_key`` is false), with the reason
+    lines of every index it passed over ("Index <name> cannot be used for sharding because: ...")."""
+    best: dict | None = None
+    lines: list[str] = []
     for spec in info.indexes:
-        collation = spec.get("collation")
-        if spec.get("sparse") or "partialFilterExpression" in spec:
+        if spec.get("hidden"):
             continue
-        if collation and collation.get("locale") != "simple":
+        reasons = _unusable_reasons(info, spec, key_pattern, require_single_key)
+        if not reasons:
+            if not spec.get(MULTIKEY_FLAG, info.clustered):
+                return spec, lines
+            best = spec
             continue
-        if _is_prefix(key_pattern, spec["key"]):
-            return spec
-    return None
+        lines.append(f"Index {spec['name']} cannot be used for sharding because:"
+                     + "".join(_REASON_TEXT[r] for r in _REASON_ORDER if r in reasons))
+    return best, lines
 
 
 def _extend_bound(bound: dict, index_key: dict, upper: bool) -> list:
@@ -160,7 +207,7 @@ def split_points(r, info, key_pattern: dict, bound_min: dict, bound_max: dict, *
     """mongod's splitVector() over the collection ``info`` in the read view ``r``."""
     if not max_chunk_objects:
         max_chunk_objects = MAX_OBJECTS_PER_CHUNK
-    spec = _shard_key_index(info, key_pattern)
+    spec, _ = shard_key_index(info, key_pattern, require_single_key=False)
     if spec is None:
         raise MongoError(ErrorCode.IndexNotFound, f"couldn't find index over splitting key {_show(key_pattern)}")
     index_key = spec["key"]
@@ -253,7 +300,37 @@ async def split_vector(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
     return {"splitKeys": await ctx.run_blocking(run)}
 
 
+async def check_sharding_index(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """``{checkShardingIndex: "<db>.<coll>", keyPattern}`` (src/mongo/db/s/check_sharding_index_command.cpp,
+    an errmsg-style command): ``{idskip: true}`` for ``{_id: ...}`` alone; ``{}`` when an index the shard
+    key may use exists and is not multikey."""
+    db, coll = _namespace(cmd)
+    key_pattern = _object_field(cmd, "keyPattern")
+    if not key_pattern:
+        raise ErrmsgFailure("no key pattern found in checkShardingindex")
+    if len(key_pattern) == 1 and next(iter(key_pattern)) == "_id":
+        return {"idskip": True}
+    ns = C.ns_of(db, coll)
+
+    def run() -> str | None:
+        """The errmsg of the refusal, or None when an index serves the shard key."""
+        with ctx.server.engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None:
+                if C.get_view(r, db, coll) is not None:
+                    raise C.view_write_error(db, coll)
+                return "ns not found"
+            spec, lines = shard_key_index(info, key_pattern, require_single_key=True)
+            return None if spec is not None else "\n".join(["couldn't find valid index for shard key", *lines])
+
+    refusal = await ctx.run_blocking(run)
+    if refusal is not None:
+        raise ErrmsgFailure(refusal)
+    return {}
+
+
 COMMANDS = [
+    CommandSpec("checkShardingIndex", check_sharding_index, help="Internal command.\n"),
     CommandSpec("splitVector", split_vector,
                 help="Internal command. { splitVector : \"blog.post\" , keyPattern:{x:1} , min:{x:10} , max:{x:20}, "
                      "maxChunkSize:200 } (maxChunkSize in MBs; maxSplitPoints and maxChunkObjects avoid traversing "
