@@ -18,6 +18,8 @@ import random
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from bson.int64 import Int64
+
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
 from tidemark.query.expr_base import (
@@ -46,6 +48,7 @@ from tidemark.query.expr_base import (
     make_number,
     num_kind,
     pad_decimal,
+    rerun_trap_free,
     stream_double,
     type_name,
 )
@@ -61,14 +64,17 @@ def compile_add(args, cc):
     away from zero (llround), a decimal one half to even. The first nullish operand ends it (null),
     before any later operand's type is checked."""
     fns = [cc(a) for a in args_list(args)]
+    count = len(fns)
 
-    def add(doc, vars):
+    def add(doc, vars, first=()):
+        # ``first``: the leading operands' values when add2 below has read them already
         kind = KIND_INT
         total: Any = 0  # int, then float when a double joins or the long overflows
         is_date = False
         dec: Any = None  # the Decimal sum once a decimal joins
-        for fn in fns:
-            v = fn(doc, vars)
+        done = len(first)
+        for i in range(count):
+            v = first[i] if i < done else fns[i](doc, vars)
             k = num_kind(v)
             if k is None:
                 if v is None or v is MISSING:
@@ -110,7 +116,53 @@ def compile_add(args, cc):
         if kind == KIND_DECIMAL:
             return make_decimal(dec)
         return make_number(total, kind)
-    return add
+    if count != 2:
+        def add_n(doc, vars):
+            # the loop above while every operand is an int32 int or a double, inline; at the first
+            # other one it goes on there with the values read so far
+            try:
+                read: list = []
+                total: Any = 0
+                for fn in fns:
+                    v = fn(doc, vars)
+                    read.append(v)
+                    t = type(v)
+                    if t is float:
+                        total = float(total) + v
+                    elif t is int and INT32_MIN <= v <= INT32_MAX:
+                        total = total + v if type(total) is int else total + float(v)
+                    else:
+                        return add(doc, vars, read)
+                if type(total) is float:
+                    return total
+                return total if INT32_MIN <= total <= INT32_MAX else Int64(total)
+            except decimal.DecimalException:
+                return rerun_trap_free(add_n, doc, vars)
+        add_n.decimal_safe = True  # type: ignore[attr-defined]  # (expr_base.decimal_safe)
+        return add_n
+    f, g = fns
+
+    def add2(doc, vars):
+        # the loop above for two int32 ints or doubles, inline; anything else goes through it
+        try:
+            x = f(doc, vars)
+            tx = type(x)
+            if tx is float or (tx is int and INT32_MIN <= x <= INT32_MAX):
+                y = g(doc, vars)
+                ty = type(y)
+                if ty is float:
+                    return (0.0 + x) + y if tx is float else float(x) + y
+                if ty is int and INT32_MIN <= y <= INT32_MAX:
+                    if tx is float:
+                        return (0.0 + x) + float(y)
+                    r = x + y
+                    return r if INT32_MIN <= r <= INT32_MAX else Int64(r)
+                return add(doc, vars, (x, y))
+            return add(doc, vars, (x,))
+        except decimal.DecimalException:
+            return rerun_trap_free(add2, doc, vars)
+    add2.decimal_safe = True  # type: ignore[attr-defined]  # (expr_base.decimal_safe)
+    return add2
 
 
 def llround(f: float) -> int:
@@ -125,29 +177,43 @@ def compile_subtract(args, cc):
     a, b = (cc(x) for x in check_arity("$subtract", args, 2))
 
     def subtract(doc, vars):
-        x, y = a(doc, vars), b(doc, vars)
-        if x is None or x is MISSING or y is None or y is MISSING:
-            return None
-        kx, ky = num_kind(x), num_kind(y)
-        if kx is not None and ky is not None:
-            return _binary_numeric(x, y, max(kx, ky), lambda p, q: p - q)
-        xm, ym = dates.to_millis(x) if kx is None else None, dates.to_millis(y) if ky is None else None
-        if xm is not None and type(x).__name__ in ("datetime", "DatetimeMS"):
-            if ym is not None and type(y).__name__ in ("datetime", "DatetimeMS"):
-                return make_integer(xm - ym, KIND_LONG)
-            if ky is not None:
-                # a double is rounded half away from zero, a decimal half to even (subtract.js)
-                if ky == KIND_DECIMAL:
-                    d = y.to_decimal()
-                    if not d.is_finite():
-                        raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
-                    return _date_result(xm - int(d.to_integral_value(ROUND_HALF_EVEN)))
-                if ky == KIND_DOUBLE:
-                    if not math.isfinite(y):
-                        raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
-                    return _date_result(xm - llround(y))
-                return _date_result(xm - int(y))
-        raise MongoError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(y)} from a {type_name(x)}")
+        try:
+            x, y = a(doc, vars), b(doc, vars)
+            tx, ty = type(x), type(y)
+            if tx is float:  # the common kinds inline: a double, or two int32 ints
+                if ty is float or ty is int:
+                    return x - float(y)
+            elif tx is int and INT32_MIN <= x <= INT32_MAX:
+                if ty is float:
+                    return float(x) - y
+                if ty is int and INT32_MIN <= y <= INT32_MAX:
+                    r = x - y
+                    return r if INT32_MIN <= r <= INT32_MAX else Int64(r)
+            if x is None or x is MISSING or y is None or y is MISSING:
+                return None
+            kx, ky = num_kind(x), num_kind(y)
+            if kx is not None and ky is not None:
+                return _binary_numeric(x, y, max(kx, ky), lambda p, q: p - q)
+            xm, ym = dates.to_millis(x) if kx is None else None, dates.to_millis(y) if ky is None else None
+            if xm is not None and type(x).__name__ in ("datetime", "DatetimeMS"):
+                if ym is not None and type(y).__name__ in ("datetime", "DatetimeMS"):
+                    return make_integer(xm - ym, KIND_LONG)
+                if ky is not None:
+                    # a double is rounded half away from zero, a decimal half to even (subtract.js)
+                    if ky == KIND_DECIMAL:
+                        d = y.to_decimal()
+                        if not d.is_finite():
+                            raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
+                        return _date_result(xm - int(d.to_integral_value(ROUND_HALF_EVEN)))
+                    if ky == KIND_DOUBLE:
+                        if not math.isfinite(y):
+                            raise MongoError(ErrorCode.Overflow, "date overflow in $subtract")
+                        return _date_result(xm - llround(y))
+                    return _date_result(xm - int(y))
+            raise MongoError(ErrorCode.TypeMismatch, f"cant $subtract a {type_name(y)} from a {type_name(x)}")
+        except decimal.DecimalException:
+            return rerun_trap_free(subtract, doc, vars)
+    subtract.decimal_safe = True  # type: ignore[attr-defined]  # (expr_base.decimal_safe)
     return subtract
 
 
@@ -172,15 +238,18 @@ def _binary_numeric(x, y, kind, op):
 
 def compile_multiply(args, cc):
     fns = [cc(a) for a in args_list(args)]
+    count = len(fns)
 
-    def multiply(doc, vars):
+    def multiply(doc, vars, first=()):
         # mongod's MultiplyState keeps a double product of every operand beside the exact one: a long
         # product overflowing, or a double operand joining, continues from that double product
         # (the operands' doubles multiplied in order), not from the exact product rounded once.
+        # ``first``: the leading operands' values when multiply2 below has read them already.
         prod: Any  # int, then Decimal once a decimal joins
         kind, prod, dprod = KIND_INT, 1, 1.0
-        for fn in fns:
-            v = fn(doc, vars)
+        done = len(first)
+        for i in range(count):
+            v = first[i] if i < done else fns[i](doc, vars)
             k = num_kind(v)
             if k is None:
                 if v is None or v is MISSING:
@@ -201,7 +270,32 @@ def compile_multiply(args, cc):
         if kind == KIND_DOUBLE:
             return dprod
         return make_number(prod, kind)
-    return multiply
+    if count != 2:
+        return multiply
+    f, g = fns
+
+    def multiply2(doc, vars):
+        # the loop above for two int32 ints or doubles, inline (the double product is
+        # (1.0 * x) * y; an int32 product always fits a long); anything else goes through it
+        try:
+            x = f(doc, vars)
+            tx = type(x)
+            if tx is float or (tx is int and INT32_MIN <= x <= INT32_MAX):
+                y = g(doc, vars)
+                ty = type(y)
+                if ty is float:
+                    return (1.0 * x) * y
+                if ty is int and INT32_MIN <= y <= INT32_MAX:
+                    if tx is float:
+                        return (1.0 * x) * float(y)
+                    r = x * y
+                    return r if INT32_MIN <= r <= INT32_MAX else Int64(r)
+                return multiply(doc, vars, (x, y))
+            return multiply(doc, vars, (x,))
+        except decimal.DecimalException:
+            return rerun_trap_free(multiply2, doc, vars)
+    multiply2.decimal_safe = True  # type: ignore[attr-defined]  # (expr_base.decimal_safe)
+    return multiply2
 
 
 def compile_divide(args, cc):

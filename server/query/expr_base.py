@@ -115,6 +115,8 @@ def decimal_safe(compile_op):
     under a trap-free 34-digit context only when the default context raised (no cost otherwise)."""
     def compile_guarded(args, cc):
         fn = compile_op(args, cc)
+        if getattr(fn, "decimal_safe", False):  # a hot closure that catches it itself (no extra call)
+            return fn
 
         def guarded(doc, vars):
             try:
@@ -124,6 +126,13 @@ def decimal_safe(compile_op):
                     return fn(doc, vars)
         return guarded
     return compile_guarded
+
+
+def rerun_trap_free(fn: Compiled, doc: Any, vars: dict) -> Any:
+    """``decimal_safe``'s second run, for a closure marked ``decimal_safe`` that catches
+    ``decimal.DecimalException`` in its own body."""
+    with decimal.localcontext(DECIMAL_CONTEXT):
+        return fn(doc, vars)
 
 
 def as_float(v: Any) -> float:
@@ -220,6 +229,18 @@ def const(value: Any) -> Compiled:
     return lambda doc, vars: value
 
 
+# What an operator compiler may learn about a compiled argument, to specialise its closure at compile
+# time (the closure then does no dispatch per document): ``expressions`` marks a constant's closure
+# ``is_const``.
+
+def constant_of(fn: Compiled) -> tuple[bool, Any]:
+    """(True, value) when the compiled ``fn`` is a constant (reads no document and no variable), else
+    (False, None). A constant array's value is one copy: the caller must not mutate it."""
+    if getattr(fn, "is_const", False):
+        return True, fn(None, {})
+    return False, None
+
+
 def int_arg(v: Any) -> int | None:
     """An integral value of any numeric type (2.0 counts), else None."""
     k = num_kind(v)
@@ -267,6 +288,14 @@ def traverse(value: Any, parts: list[str], i: int = 0) -> Any:
             i += 1
         elif t is list:
             out = []
+            if i == n - 1:  # the last component: each object element's field, inline
+                last = parts[i]
+                for el in value:
+                    if type(el) is dict:
+                        r = el.get(last, MISSING)
+                        if r is not MISSING:
+                            out.append(r)
+                return out
             for el in value:
                 if type(el) is dict:
                     r = traverse(el, parts, i)

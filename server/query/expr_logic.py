@@ -7,11 +7,13 @@ mongod); boolean operators use MongoDB truthiness and short-circuit.
 
 from __future__ import annotations
 
+import operator
+
 from bson.int64 import Int64
 from bson.min_key import MinKey
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.expr_base import args_list, check_arity, comparator, type_name
+from tidemark.query.expr_base import args_list, check_arity, comparator, constant_of, type_name
 from tidemark.query.values import MISSING
 
 
@@ -38,16 +40,54 @@ def _compare_missing(x, y, compare) -> int:
     return compare(x, y)
 
 
-def _comparison(name, test):
+def _comparison(name, test, py_op):
+    """``$eq`` & co.: ``test`` of the BSON comparison (``comparator``), specialised at compile time.
+
+    Under the simple collation, two strings, or two ints/doubles neither of which is NaN, are ordered
+    by Python exactly as by BSON (strings by code point = UTF-8 bytes; int vs double exactly), so
+    ``py_op`` decides them without the general comparison; a constant operand's kind is read once."""
     def compile_op(args, cc):
         a, b = (cc(x) for x in check_arity(name, args, 2))
         compare = comparator(cc)
 
-        def op(doc, vars):
-            x, y = a(doc, vars), b(doc, vars)
+        def general(x, y):
             if x is MISSING or y is MISSING:
                 return test(_compare_missing(x, y, compare))
             return test(compare(x, y))
+
+        if getattr(cc, "collation", None) is not None:
+            return lambda doc, vars: general(a(doc, vars), b(doc, vars))
+        a_const, a_value = constant_of(a)
+        b_const, b_value = constant_of(b)
+        if a_const != b_const:  # one constant operand: the other's value is tested against its kind
+            fn, value = (b, a_value) if a_const else (a, b_value)
+            flip = a_const
+            t = type(value)
+            if t is str:
+                def str_op(doc, vars):
+                    v = fn(doc, vars)
+                    if type(v) is str:
+                        return py_op(value, v) if flip else py_op(v, value)
+                    return general(value, v) if flip else general(v, value)
+                return str_op
+            if (t is int or t is float) and value == value:
+                def num_op(doc, vars):
+                    v = fn(doc, vars)
+                    tv = type(v)
+                    if (tv is int or tv is float) and v == v:
+                        return py_op(value, v) if flip else py_op(v, value)
+                    return general(value, v) if flip else general(v, value)
+                return num_op
+
+        def op(doc, vars):
+            x, y = a(doc, vars), b(doc, vars)
+            tx, ty = type(x), type(y)
+            if tx is str:
+                if ty is str:
+                    return py_op(x, y)
+            elif (tx is int or tx is float) and (ty is int or ty is float) and x == x and y == y:
+                return py_op(x, y)
+            return general(x, y)
         return op
     return compile_op
 
@@ -64,12 +104,26 @@ def compile_cmp(args, cc):
     return cmp
 
 
+# The boolean operators test their operands' truth inline for the booleans comparisons return
+# (``v is True`` / ``v is False``) and call ``truthy`` only for other values.
+
 def compile_and(args, cc):
     fns = [cc(a) for a in args_list(args)]
+    if len(fns) == 2:
+        f, g = fns
+
+        def and2(doc, vars):
+            v = f(doc, vars)
+            if v is not True and (v is False or not truthy(v)):
+                return False
+            v = g(doc, vars)
+            return v is True or (v is not False and truthy(v))
+        return and2
 
     def and_(doc, vars):
         for fn in fns:
-            if not truthy(fn(doc, vars)):
+            v = fn(doc, vars)
+            if v is not True and (v is False or not truthy(v)):
                 return False
         return True
     return and_
@@ -77,10 +131,21 @@ def compile_and(args, cc):
 
 def compile_or(args, cc):
     fns = [cc(a) for a in args_list(args)]
+    if len(fns) == 2:
+        f, g = fns
+
+        def or2(doc, vars):
+            v = f(doc, vars)
+            if v is True or (v is not False and truthy(v)):
+                return True
+            v = g(doc, vars)
+            return v is True or (v is not False and truthy(v))
+        return or2
 
     def or_(doc, vars):
         for fn in fns:
-            if truthy(fn(doc, vars)):
+            v = fn(doc, vars)
+            if v is True or (v is not False and truthy(v)):
                 return True
         return False
     return or_
@@ -88,7 +153,11 @@ def compile_or(args, cc):
 
 def compile_not(args, cc):
     (a,) = (cc(x) for x in check_arity("$not", args, 1))
-    return lambda doc, vars: not truthy(a(doc, vars))
+
+    def not_(doc, vars):
+        v = a(doc, vars)
+        return v is False or (v is not True and not truthy(v))
+    return not_
 
 
 def compile_cond(args, cc):
@@ -106,7 +175,13 @@ def compile_cond(args, cc):
         c, t, e = parsed["if"], parsed["then"], parsed["else"]
     else:
         c, t, e = (cc(x) for x in check_arity("$cond", args, 3))
-    return lambda doc, vars: t(doc, vars) if truthy(c(doc, vars)) else e(doc, vars)
+
+    def cond(doc, vars):
+        v = c(doc, vars)
+        if v is True or (v is not False and truthy(v)):
+            return t(doc, vars)
+        return e(doc, vars)
+    return cond
 
 
 def compile_if_null(args, cc):
@@ -165,12 +240,12 @@ def compile_switch(args, cc):
 
 
 OPERATORS = {
-    "$eq": _comparison("$eq", lambda c: c == 0),
-    "$ne": _comparison("$ne", lambda c: c != 0),
-    "$gt": _comparison("$gt", lambda c: c > 0),
-    "$gte": _comparison("$gte", lambda c: c >= 0),
-    "$lt": _comparison("$lt", lambda c: c < 0),
-    "$lte": _comparison("$lte", lambda c: c <= 0),
+    "$eq": _comparison("$eq", lambda c: c == 0, operator.eq),
+    "$ne": _comparison("$ne", lambda c: c != 0, operator.ne),
+    "$gt": _comparison("$gt", lambda c: c > 0, operator.gt),
+    "$gte": _comparison("$gte", lambda c: c >= 0, operator.ge),
+    "$lt": _comparison("$lt", lambda c: c < 0, operator.lt),
+    "$lte": _comparison("$lte", lambda c: c <= 0, operator.le),
     "$cmp": compile_cmp,
     "$and": compile_and,
     "$or": compile_or,

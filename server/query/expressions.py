@@ -458,7 +458,21 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
                     return v.get(b, MISSING)
                 return traverse(v, [b]) if type(v) is list else MISSING
             return get2
-        return lambda doc, vars: traverse(doc, parts)
+        indexed = tuple(enumerate(parts))
+
+        def get_n(doc, vars):
+            # traverse(doc, parts) with the common case, objects all the way down, inline
+            v = doc
+            for i, part in indexed:
+                t = type(v)
+                if t is dict:
+                    v = v.get(part, MISSING)
+                elif t is list:
+                    return traverse(v, parts, i)
+                else:
+                    return MISSING
+            return v
+        return get_n
     if not allow_vars:
         raise MongoError(ErrorCode.FailedToParse, f"variables are not allowed here: {expr}")
     name, _, rest = expr[2:].partition(".")
