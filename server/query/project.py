@@ -447,17 +447,27 @@ def compile_projection(
     keep_id = id_leaf is None or id_leaf.kind == _INCLUDE
 
     if inclusion:
+        # each computed field's work decided now, not per document: (path, its components when
+        # dotted, the $elemMatch matcher or the compiled expression)
+        steps: list[tuple[str, Any, Any, Any]] = [
+            (path, None if "." not in path else split_path(path), elem_matches.get(path), exprs.get(path))
+            for path in computed]
 
         def project(doc: dict) -> dict:
             src = positional_fn(doc) if positional_fn else doc
             out = _include(src, tree, keep_id)
-            for path in computed:
-                matcher = elem_matches.get(path)
+            for path, parts, matcher, fn in steps:
                 if matcher is not None:  # (a top-level field: nested $elemMatch is 31275)
                     out.pop(path, None)
                     _elem_match_into(out, path, doc.get(path), matcher)
-                else:  # (a missing value still makes its parent a document)
-                    _set_computed(out, path, exprs[path](doc, variables))
+                elif parts is not None:  # (a missing value still makes its parent a document)
+                    _set_computed_parts(out, parts, fn(doc, variables))
+                else:  # _set_computed_parts of one component, inline
+                    value = fn(doc, variables)
+                    if value is MISSING:
+                        out.pop(path, None)
+                    else:
+                        out[path] = value
             return out
 
     else:
