@@ -231,7 +231,7 @@ def const(value: Any) -> Compiled:
 
 # What an operator compiler may learn about a compiled argument, to specialise its closure at compile
 # time (the closure then does no dispatch per document): ``expressions`` marks a constant's closure
-# ``is_const``.
+# ``is_const`` and a one-component field path's (``"$name"``) with ``field``.
 
 def constant_of(fn: Compiled) -> tuple[bool, Any]:
     """(True, value) when the compiled ``fn`` is a constant (reads no document and no variable), else
@@ -239,6 +239,12 @@ def constant_of(fn: Compiled) -> tuple[bool, Any]:
     if getattr(fn, "is_const", False):
         return True, fn(None, {})
     return False, None
+
+
+def field_of(fn: Compiled) -> str | None:
+    """The field a compiled one-component path (``"$name"``: ``current.get(name)``, MISSING when
+    ``current`` is not a document) reads, else None."""
+    return getattr(fn, "field", None)
 
 
 def int_arg(v: Any) -> int | None:

@@ -13,7 +13,7 @@ from bson.int64 import Int64
 from bson.min_key import MinKey
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.expr_base import args_list, check_arity, comparator, constant_of, type_name
+from tidemark.query.expr_base import args_list, check_arity, comparator, constant_of, field_of, type_name
 from tidemark.query.values import MISSING
 
 
@@ -62,21 +62,41 @@ def _comparison(name, test, py_op):
         if a_const != b_const:  # one constant operand: the other's value is tested against its kind
             fn, value = (b, a_value) if a_const else (a, b_value)
             flip = a_const
+            fast = _MIRRORED[py_op] if flip else py_op  # fast(v, value) is py_op of the operands in order
+
+            def slow(v):
+                return general(value, v) if flip else general(v, value)
             t = type(value)
+            field = field_of(fn)
             if t is str:
+                if field is not None:
+                    def field_str_op(doc, vars):
+                        try:
+                            v = doc.get(field, MISSING)
+                        except AttributeError:
+                            v = MISSING
+                        return fast(v, value) if type(v) is str else slow(v)
+                    return field_str_op
+
                 def str_op(doc, vars):
                     v = fn(doc, vars)
-                    if type(v) is str:
-                        return py_op(value, v) if flip else py_op(v, value)
-                    return general(value, v) if flip else general(v, value)
+                    return fast(v, value) if type(v) is str else slow(v)
                 return str_op
             if (t is int or t is float) and value == value:
+                if field is not None:
+                    def field_num_op(doc, vars):
+                        try:
+                            v = doc.get(field, MISSING)
+                        except AttributeError:
+                            v = MISSING
+                        tv = type(v)
+                        return fast(v, value) if (tv is int or tv is float) and v == v else slow(v)
+                    return field_num_op
+
                 def num_op(doc, vars):
                     v = fn(doc, vars)
                     tv = type(v)
-                    if (tv is int or tv is float) and v == v:
-                        return py_op(value, v) if flip else py_op(v, value)
-                    return general(value, v) if flip else general(v, value)
+                    return fast(v, value) if (tv is int or tv is float) and v == v else slow(v)
                 return num_op
 
         def op(doc, vars):
@@ -90,6 +110,11 @@ def _comparison(name, test, py_op):
             return general(x, y)
         return op
     return compile_op
+
+
+# py_op(a, b) == _MIRRORED[py_op](b, a)
+_MIRRORED = {operator.eq: operator.eq, operator.ne: operator.ne, operator.gt: operator.lt,
+             operator.ge: operator.le, operator.lt: operator.gt, operator.le: operator.ge}
 
 
 def compile_cmp(args, cc):

@@ -445,6 +445,7 @@ def _compile_path(expr: str, allow_vars: bool) -> Compiled:
                     return doc.get(name, MISSING)
                 except AttributeError:
                     return MISSING
+            get1.field = name  # type: ignore[attr-defined]  # (expr_base.field_of)
             return get1
         if len(parts) == 2:
             a, b = parts

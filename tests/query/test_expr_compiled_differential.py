@@ -333,3 +333,29 @@ def test_boolean_and_conditional_operators_agree_with_the_reference(op, args, do
     expected = _ref(expr, doc, variables)
     got = compile_expression(expr)(doc, variables)
     assert _same(got, expected), (expr, doc, got, expected)
+
+
+_EDGES = [MISSING, None, math.nan, -math.inf, -1.5, -0.0, 0, 1, 1.0, 1.5, Int64(1), Int64(2**40), 2**31 - 1,
+          2.0**53, math.inf, "", "a", "b", "é", True, False, MinKey(), MaxKey(), [], [1], {}, {"x": 1}]
+
+
+@pytest.mark.slow  # ~60,000 compiles: a few seconds
+def test_every_comparison_shape_orders_the_edge_values_as_bson():
+    """Every pair of edge values (missing, NaN, ±0, infinities, int/long/double, strings, bools,
+    MinKey/MaxKey, arrays, objects) in every specialised shape, both ways round: a top-level or dotted
+    field against a constant or a variable, two fields, two constants."""
+    for op, test in _TESTS.items():
+        for x in _EDGES:
+            for y in _EDGES:
+                doc = {name: v for name, v in (("k", x), ("j", y)) if v is not MISSING}
+                doc["d"] = {"k": x} if x is not MISSING else {}
+                variables = {} if y is MISSING else {"y": y}
+                expected, flipped = test(_compare(x, y)), test(_compare(y, x))
+                shapes = [["$k", "$$y" if y is not MISSING else "$$REMOVE"], ["$d.k", "$j"], ["$k", "$j"]]
+                if y is not MISSING:
+                    shapes += [["$k", _literal(y)], ["$d.k", _literal(y)]]
+                    if x is not MISSING:
+                        shapes.append([_literal(x), _literal(y)])
+                for args in shapes:
+                    assert compile_expression({op: args})(doc, variables) == expected, (op, args, x, y)
+                    assert compile_expression({op: args[::-1]})(doc, variables) == flipped, (op, args[::-1], x, y)
