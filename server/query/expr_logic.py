@@ -121,8 +121,15 @@ def compile_cmp(args, cc):
     a, b = (cc(x) for x in check_arity("$cmp", args, 2))
     compare = comparator(cc)
 
+    simple = getattr(cc, "collation", None) is None
+
     def cmp(doc, vars):
         x, y = a(doc, vars), b(doc, vars)
+        if simple:  # the pairs Python orders as BSON does, inline (as $eq & co.)
+            tx, ty = type(x), type(y)
+            if (tx is str and ty is str) or (
+                    (tx is int or tx is float) and (ty is int or ty is float) and x == x and y == y):
+                return (x > y) - (x < y)
         if x is MISSING or y is MISSING:
             return _compare_missing(x, y, compare)
         return compare(x, y)
