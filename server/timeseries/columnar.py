@@ -314,15 +314,21 @@ class TopK:
     ``settle`` (set by the reader): feeds the rows the reader holds to the groups. The scan asks
     ``done_before`` before each bucket, by descending start; the answer can change only when the start
     does (rows of buckets starting at s truncate below s + span), so the reader is settled then only,
-    and may hold every bucket of one start meanwhile."""
+    and may hold every bucket of one start meanwhile.
+
+    ``repeats`` (set once the groups spilled, groupbatch): a group made again after a spill offers its
+    time again, and a time the heap holds is then not taken twice (the heap holds distinct times)."""
 
     def __init__(self, k: int, span_ms: int):
         self.k, self.span_ms = k, span_ms
         self._heap: list[int] = []
         self._asked: int | None = None
         self.settle: Callable[[], None] | None = None
+        self.repeats = False
 
     def offer(self, trunc_ms: int) -> None:
+        if self.repeats and trunc_ms in self._heap:
+            return
         if len(self._heap) < self.k:
             heapq.heappush(self._heap, trunc_ms)
         elif trunc_ms > self._heap[0]:
@@ -336,6 +342,8 @@ class TopK:
             for value in truncs.tolist():
                 self.offer(value)
             return
+        if self.repeats:
+            truncs = np.setdiff1d(truncs, np.asarray(heap, dtype=np.int64))
         if len(heap) >= k:
             truncs = truncs[truncs > heap[0]]  # (what ``offer`` would turn away)
             if not len(truncs):

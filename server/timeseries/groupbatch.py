@@ -27,6 +27,16 @@ their values); a ``$sum``/``$avg`` run is handed its
 total only when every value of the batch's column is integral and their absolute sum is below 2**53
 (then every partial sum is exact, in any order, and the accumulator's fsum folding gives the same
 result), otherwise the run's values themselves.
+
+Memory, as the generic ``$group`` (``stage_group._Groups``) counts it — per group its overhead and
+``_id`` — whichever way the groups are held (NumPy totals: ``DenseGroups.used``; generic accumulators:
+``_Groups.used``), with or without allowDiskUse. Past ``group_memory_limit`` 292 without it; with it,
+once a batch is fed (``flush``: so at most a batch's new groups past the limit, ``BATCH_ROWS`` rows), the
+groups go to the generic stage's one spill as partial states (``_Batch._spill``: NumPy totals made the
+generic accumulators they stand for, ``_Groups.spill``) and grouping starts again from none, as NumPy
+totals when the group has that form; at the end the in-memory groups are one generation more and the
+answer is the spill's merge (``_Groups.results``: its order, not first-seen; no ``$sort`` from the group
+keys, no BSON from the arrays). The buckets the generic way takes spill inside ``_Groups.add_all`` alike.
 """
 
 from __future__ import annotations
@@ -201,6 +211,7 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         if cut:
             batch.add_cut(cut)
     batch.flush()
+    batch.finish()
     return batch
 
 
@@ -252,6 +263,30 @@ class _Batch:
             self.groups.groups, self._accumulators = self.dense.materialize()
             self.groups.used = self.dense.used
             self.dense = None
+
+    def _spill(self) -> None:
+        """Past the ``$group`` memory limit with allowDiskUse: every group's partial state goes to the
+        generic stage's spill (``_Groups.spill``: NumPy totals as the generic accumulators they stand
+        for), and grouping goes on from no group — as NumPy totals again when the group has that form
+        (what made the groups generic concerned the groups now on disk)."""
+        self.materialize()
+        self.groups.spill()  # (its ``on_spill`` drops the accumulators remembered by run token)
+        if self.group.topk is not None:  # groups made again after a spill offer their times again
+            self.group.topk.repeats = True
+        # the metas seen go with their groups (no bucket of the batch is pending: numbered again as met)
+        self.metas, self.meta_tokens, self._meta_index = [], [], {}
+        if supports(self.group):
+            self.dense = DenseGroups(self.group, self.ctx, self.metas, self.meta_tokens)
+
+    def spilled(self) -> bool:
+        """True when some groups went to disk (``results`` then merges them: ``finish`` first)."""
+        return "groups" in self.__dict__ and bool(self.groups.spilled)
+
+    def finish(self) -> None:
+        """After the last ``flush``: groups spilled, so the NumPy totals held are one generation more (the
+        output is the merge's; no order or BSON is taken from the arrays)."""
+        if self.spilled():
+            self.materialize()
 
     def results(self) -> Iterator[dict[str, Any]]:
         return iter(self.dense.results()) if self.dense is not None else self.groups.results()
@@ -383,16 +418,22 @@ class _Batch:
             return
         pending, stretches = self.pending, self.stretches
         self.pending, self.stretches, self.rows, self.seq = [], [], 0, 0
-        if self.dense is not None:
+        dense = self.dense
+        if dense is not None:
             runs = self._runs(pending, stretches)
-            if self.dense.acceptable(runs):
+            if dense.acceptable(runs):
                 if runs.count:
-                    self.dense.feed(runs)
+                    dense.feed(runs)
+                # (counted as the generic stage counts, per new group: 292 raised there without allowDiskUse)
+                if dense.over(self.ctx.group_memory_limit):
+                    self._spill()
                 return
             self.materialize()
             self._flush_rows(_in_order(pending, stretches), count=False)
-            return
-        self._flush_rows(_in_order(pending, stretches))
+        else:
+            self._flush_rows(_in_order(pending, stretches))
+        if self.groups.used > self.ctx.group_memory_limit:
+            self._spill()
 
     def _runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order that may reach the output: with a ``TopK``, only those
@@ -520,6 +561,7 @@ class _Batch:
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
         check, limit = not ctx.allow_disk_use, ctx.group_memory_limit
+        groups = self.groups
         run_accs = []
         for r, token in enumerate(zip(owners, truncs, strict=True)):
             accs = accumulators.get(token)
@@ -535,10 +577,11 @@ class _Batch:
                     entry = table[key] = (idv, [spec.new() for _, spec in group.fields])
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
-                    if check:  # the generic stage's accounting: the key (accumulators: groupstate's module)
-                        self.groups.used += _GROUP_OVERHEAD + _approx_size(idv)
-                        if self.groups.used > limit:
-                            raise _memory_error(limit)
+                    # the generic stage's accounting: the key (accumulators: groupstate's module); past
+                    # the limit 292, or with allowDiskUse a spill once the runs are fed (``flush``)
+                    groups.used += _GROUP_OVERHEAD + _approx_size(idv)
+                    if check and groups.used > limit:
+                        raise _memory_error(limit)
                 accs = accumulators[token] = entry[1]
             run_accs.append(accs)
         # each accumulator takes its runs in row order (accumulators are independent of each other)

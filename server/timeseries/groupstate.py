@@ -34,11 +34,16 @@ Memory: the generic stage's rule (``stage_group._Groups``), per group its overhe
 accumulators here add nothing to it: ``Accumulator.memory()`` of a $sum/$avg/$count is 0 and that of a
 $max/$min/$first/$last keeping a number or a date is the 16 bytes of the null or missing it starts
 with, so the generic stage counts no change for them either (no per-row work is needed to agree).
+Counted with or without allowDiskUse (``used``; ``over(limit)`` tells it from a bound — every templated
+group at the largest template ``_id`` ever made — and counts exactly only past that bound, so a query far
+below the limit counts nothing per group): past the limit, 292 without allowDiskUse (raised here), or
+the caller spills (groupbatch: ``_Batch._spill``).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import threading
 from typing import Any
 
 import numpy as np
@@ -69,6 +74,10 @@ _INT_LOW, _INT_HIGH = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _TEMPLATES: dict[tuple[bytes, bytes | None], tuple[Any, Any, Any]] = {}
 _ELEMENTS: dict[tuple[bytes, bytes | None], tuple[Any, bytes | None, list[int] | None]] = {}
 _TEMPLATES_MAX = 4096
+# The largest ``approx_size`` of a template ``_id`` ever made (only grows): every group of a template
+# counts at most this for its ``_id``, the bound ``DenseGroups.over`` reads before counting exactly
+_ID_SIZE_BOUND = [0]
+_ID_SIZE_LOCK = threading.Lock()  # (templates are made on the worker threads)
 _NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
 _NO_INTS.flags.writeable = False
 
@@ -125,11 +134,16 @@ class _IdMaker:
             return None
         idv = self._evaluate(owner, first_ms, variables)
         made = self._template(idv, trunc)
-        if made is not None and shape is not None:
-            if len(_TEMPLATES) >= _TEMPLATES_MAX:
-                _TEMPLATES.clear()
-                _ELEMENTS.clear()
-            _TEMPLATES[key] = made
+        if made is not None:
+            size = _approx_size(made[0])
+            if size > _ID_SIZE_BOUND[0]:
+                with _ID_SIZE_LOCK:
+                    _ID_SIZE_BOUND[0] = max(_ID_SIZE_BOUND[0], size)
+            if shape is not None:
+                if len(_TEMPLATES) >= _TEMPLATES_MAX:
+                    _TEMPLATES.clear()
+                    _ELEMENTS.clear()
+                _TEMPLATES[key] = made
         self.templates[owner] = None if made is None else \
             (made[0], -1 if made[1] is None else self._part(made[1]), made[2])
         return idv
@@ -235,11 +249,14 @@ class DenseGroups:
         self._keys = (_NO_INTS, _NO_INTS, _NO_INTS)
         self._generic_keys = False
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
-        self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
         # meta index -> the offsets of its element's dates (``groupbson.date_offsets``), made with it
         self._date_at: dict[int, list[int] | None] = {}
-        self.used = 0
+        # the generic stage's count of the groups (``used``): ``_used`` of the slots ``_loop`` made, and the
+        # first ``_templated`` slots (``_templated_slots``: their ids one size per meta) counted when asked
+        self._used = 0
+        self._templated = 0
+        self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
         self._ids = _IdMaker(group, metas, tokens)
         self._cap = 0
         self._state: list[dict[str, np.ndarray]] = [{} for _ in group.fields]
@@ -280,6 +297,7 @@ class DenseGroups:
             self.slot_of_key = self._key_table()
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
+        # past the limit: 292, or with allowDiskUse a spill by the caller once the runs are fed
         check, limit = not ctx.allow_disk_use, ctx.group_memory_limit
         sizes = self._id_sizes
         out = []
@@ -300,17 +318,17 @@ class DenseGroups:
                     created.append(r)
                     if group.topk is not None and token[1] is not None:
                         group.topk.offer(token[1])
-                    if check:  # the generic stage's accounting (the keys; accumulators: the module)
-                        if key is not None and not self._generic_keys:
-                            # a template's ids differ only in dates (one size): measured once per meta
-                            size = sizes.get(token[0])
-                            if size is None:
-                                size = sizes[token[0]] = _approx_size(idv)
-                        else:
-                            size = _approx_size(idv)
-                        self.used += _GROUP_OVERHEAD + size
-                        if self.used > limit:
-                            raise _memory_error(limit)
+                    # the generic stage's accounting (the keys; accumulators: the module)
+                    if key is not None and not self._generic_keys:
+                        # a template's ids differ only in dates (one size): measured once per meta
+                        size = sizes.get(token[0])
+                        if size is None:
+                            size = sizes[token[0]] = _approx_size(idv)
+                    else:
+                        size = _approx_size(idv)
+                    self._used += _GROUP_OVERHEAD + size
+                    if check and self.over(limit):
+                        raise _memory_error(limit)
                 table[token] = slot
             out.append(slot)
         if created:
@@ -318,6 +336,29 @@ class DenseGroups:
             self._add_slots(np.asarray(owners, dtype=np.int64)[picked],
                             np.asarray(truncs, dtype=np.int64)[picked] if self.timed else np.zeros(len(picked), np.int64))
         return np.asarray(out, dtype=np.int64), np.asarray(created, dtype=np.int64)
+
+    @property
+    def used(self) -> int:
+        """What the generic stage counts for these groups (``stage_group._Groups``): per group its overhead
+        and the ``approx_size`` of its ``_id`` (accumulators: the module)."""
+        if not self._templated:
+            return self._used
+        sizes, templates = self._id_sizes, self._ids.templates
+        owners = _distinct(self.slot_owner[:self._templated])[0].tolist()
+        for owner in owners:  # (a template's ids differ only in dates: one size)
+            if owner not in sizes:
+                sizes[owner] = _approx_size(templates[owner][0])
+        of_meta = np.zeros(owners[-1] + 1, dtype=np.int64)
+        of_meta[owners] = [sizes[owner] for owner in owners]
+        ids = int(of_meta[self.slot_owner[:self._templated]].sum())
+        return self._used + _GROUP_OVERHEAD * self._templated + ids
+
+    def over(self, limit: int) -> bool:
+        """``used > limit``: told from a bound (the largest template ``_id`` ever made, ``_ID_SIZE_BOUND``, for
+        every templated group) while that is within the limit, so the common case counts nothing per group."""
+        if self._used + self._templated * (_GROUP_OVERHEAD + _ID_SIZE_BOUND[0]) <= limit:
+            return False
+        return self.used > limit
 
     def _add_slots(self, owners: np.ndarray, truncs: np.ndarray) -> None:
         if len(self.slot_owner):
@@ -388,18 +429,11 @@ class DenseGroups:
             topk = self.group.topk
             if topk is not None and truncs is not None:
                 topk.offer_many(new_truncs)
-            if not ctx.allow_disk_use:  # the generic stage's accounting (the keys; accumulators: the module)
-                sizes = self._id_sizes
-                for owner in meta_list:  # a template's ids differ only in dates (one size)
-                    if owner not in sizes:
-                        sizes[owner] = _approx_size(templates[owner][0])
-                if at is None:
-                    ids_size = sizes[meta_list[0]] * len(new_at)
-                else:
-                    ids_size = int(np.array([sizes[owner] for owner in meta_list], dtype=np.int64)[at[new_at]].sum())
-                self.used += _GROUP_OVERHEAD * len(new_at) + ids_size
-                if self.used > ctx.group_memory_limit:
-                    raise _memory_error(ctx.group_memory_limit)
+            # the generic stage's accounting (``used``): past the limit 292, or with allowDiskUse a spill by
+            # the caller once the runs are fed
+            self._templated += len(new_at)
+            if not ctx.allow_disk_use and self.over(ctx.group_memory_limit):
+                raise _memory_error(ctx.group_memory_limit)
         return slots, new_at
 
     def _keyed_slots(self, codes: np.ndarray, truncs: np.ndarray, have: int) -> tuple[np.ndarray, np.ndarray]:
