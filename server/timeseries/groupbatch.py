@@ -250,6 +250,7 @@ class _Batch:
         self._runs_key = group.runs_key
         self._whole_key = self._runs_key + " whole"
         self._checks = range_checks(group)
+        self._merged: list[dict[str, Any]] | None = None  # a newest-first read's merged groups (``finish``)
 
     @cached_property
     def groups(self) -> _Groups:
@@ -284,11 +285,18 @@ class _Batch:
 
     def finish(self) -> None:
         """After the last ``flush``: groups spilled, so the NumPy totals held are one generation more (the
-        output is the merge's; no order or BSON is taken from the arrays)."""
+        output is the merge's; no order or BSON is taken from the arrays). A newest-first read merges
+        here, inside ``run``'s answer: merging a group's generations may meet a tie whose winner shows
+        the order (``newest_order.OrderMatters``: answered again in the generic order); its groups are
+        few (those the k newest left standing)."""
         if self.spilled():
             self.materialize()
+            if self.group.topk is not None:
+                self._merged = list(self.groups.results())
 
     def results(self) -> Iterator[dict[str, Any]]:
+        if self._merged is not None:
+            return iter(self._merged)
         return iter(self.dense.results()) if self.dense is not None else self.groups.results()
 
     def _meta(self, token: bytes | None, meta: Any) -> int:

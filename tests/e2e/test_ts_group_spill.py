@@ -171,18 +171,19 @@ def test_a_time_series_group_past_its_limit_spills_and_answers_as_the_regular_on
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases(), unit=st.sampled_from(UNITS), k=st.integers(1, 300), direction=st.sampled_from([1, -1]),
-       limit=st.sampled_from([256, 1024]))
+       limit=st.sampled_from([100, 256, 1024]))
 def test_the_newest_groups_read_spills_and_keeps_the_newest(client, db, case, unit, k, direction, limit):
     """$group by a bare $dateTrunc -> $sort {_id} -> $limit (the newest-groups read when descending:
     columnar.TopK, whose bound counts each group once however often a spill makes it again)."""
     meta, span, docs, stored, _ = case
     _load(db, meta, span, docs, stored)
     pipeline = [{"$match": {"t": {"$lt": T0 + dt.timedelta(days=30)}}},  # (an end: the read may stop)
-                {"$group": {"_id": _trunc(unit), "max": {"$max": "$w"}, "n": {"$count": {}}, "sum": {"$sum": "$w"}}},
+                {"$group": {"_id": _trunc(unit), "max": {"$max": "$w"}, "n": {"$count": {}}, "sum": {"$sum": "$w"},
+                            "vmax": {"$max": "$v"}}},  # (ties of 2 and 2.0 across series: the order shows)
                 {"$sort": {"_id": direction}}, {"$limit": k}]
-    expected = list(db.reg.aggregate(pipeline))
+    expected = [bson.encode(d) for d in db.reg.aggregate(pipeline)]
     with server_parameter(client, GROUP_LIMIT, limit):
-        assert list(db.ts.aggregate(pipeline, allowDiskUse=True)) == expected
+        assert [bson.encode(d) for d in db.ts.aggregate(pipeline, allowDiskUse=True)] == expected
 
 
 def test_a_group_made_again_after_a_spill_counts_once_among_the_newest(client, db):
@@ -224,3 +225,22 @@ def test_a_dense_grouping_of_many_groups_spills(client, db):
         assert _used_disk(db, "ts") is False  # (the default limit: nothing spilled)
     finally:
         db.command("profile", 0)
+
+
+def test_a_newest_groups_read_whose_spilled_groups_tie_answers_in_the_generic_order(client, db):
+    """$max ties of 5 and 5.0 (two series) in groups spilled while read newest first: which one the
+    generic $group keeps shows the buckets' order, so the read answers again in the generic order
+    (newest_order.OrderMatters), from the merge of the spilled states too."""
+    # (series a in the first half of each hour, b in the second: a tie is met only across buckets of
+    # different starts, settled apart, so across spilled generations)
+    docs = [{"t": T0 + dt.timedelta(seconds=30 * i), "m": "a" if i % 120 < 60 else "b",
+             "v": 5 if i % 120 < 60 else 5.0} for i in range(4 * 120)]
+    _load(db, "scalar", 60, docs, len(docs) // 2)
+    pipeline = [{"$match": {"t": {"$lt": T0 + dt.timedelta(days=1)}}},
+                {"$group": {"_id": _trunc("hour"), "v": {"$max": "$v"}, "n": {"$count": {}}}},
+                {"$sort": {"_id": -1}}, {"$limit": 2}]
+    expected = [bson.encode(d) for d in db.reg.aggregate(pipeline)]
+    assert [bson.encode(d) for d in db.ts.aggregate(pipeline)] == expected
+    for limit in (256, 100):  # (100: less than one group, so every settling spills)
+        with server_parameter(client, GROUP_LIMIT, limit):
+            assert [bson.encode(d) for d in db.ts.aggregate(pipeline, allowDiskUse=True)] == expected
