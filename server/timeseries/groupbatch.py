@@ -270,6 +270,8 @@ class _Batch:
         generic stage's spill (``_Groups.spill``: NumPy totals as the generic accumulators they stand
         for), and grouping goes on from no group — as NumPy totals again when the group has that form
         (what made the groups generic concerned the groups now on disk)."""
+        if not self.ctx.allow_disk_use:  # (raised where the groups were counted; here only as a guard)
+            raise _memory_error(self.ctx.group_memory_limit)
         self.materialize()
         self.groups.spill()  # (its ``on_spill`` drops the accumulators remembered by run token)
         if self.group.topk is not None:  # groups made again after a spill offer their times again

@@ -202,6 +202,7 @@ def test_a_group_made_again_after_a_spill_counts_once_among_the_newest(client, d
         assert list(db.ts.aggregate(pipeline, allowDiskUse=True)) == expected
 
 
+@pytest.mark.slow
 def test_a_dense_grouping_of_many_groups_spills(client, db):
     """The TSBS shape (a $dateTrunc and the meta, $avg/$max of doubles, every bucket dense, stored and
     in memory) into thousands of groups: it spills (the profile says usedDisk), answers what the
