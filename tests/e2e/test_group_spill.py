@@ -89,10 +89,9 @@ def test_a_spilled_group_answers_as_one_in_memory(client, db, rows, repeats, nam
     group = {"_id": "$k", "pads": {"$push": "$p"}, **{name: ACCUMULATORS[name] for name in names}}
     in_memory = _answer(db.c, group, True)
     with server_parameter(client, "internalDocumentSourceGroupMaxMemoryBytes", LIMIT):
-        if not time_series:  # (a time-series $group may be computed from its columns: spilled or not)
-            with pytest.raises(OperationFailure) as refused:
-                _answer(db.c, group, False)
-            assert refused.value.code == 292
+        with pytest.raises(OperationFailure) as refused:  # (a time-series $group from columns counts alike)
+            _answer(db.c, group, False)
+        assert refused.value.code == 292
         spilled = _answer(db.c, group, True)
     assert spilled == in_memory
 
