@@ -28,6 +28,8 @@ def _code(spec) -> int | None:
 def test_an_unknown_operator_fails_31325_at_any_depth(name, nested, arg):
     op = f"${name}"
     spec = {"a": {"b": {op: arg}}} if nested else {"a": {op: arg}}
+    if op in ("$id", "$ref", "$db"):  # DBRef field names: an object holding them is a value, not an operator
+        return
     if op in KNOWN or op in ("$slice", "$elemMatch"):
         assert _code(spec) != 31325
         return
