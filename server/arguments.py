@@ -7,6 +7,11 @@
 - a value of the wrong type: 14 TypeMismatch "BSON field 'createUser.roles' is the wrong type
   'string', expected type 'array'" (or "expected types '[long, int, decimal, double]'"). Type names
   are BSON's ($type names), never Python's.
+
+``COMMAND_FIELDS`` is the one table of the fields mongod's IDL declares for the commands that read
+their arguments through it, with each field's IDL type; ``check_command`` walks a command in document
+order against it, as the generated parsers do (a declared field's type first, then a generic argument,
+else 40415). A field typed ``ANY`` has a custom deserializer: its handler checks it.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ from typing import Any
 
 from bson.code import Code
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
-__all__ = ["GENERIC_ARGUMENTS", "check_fields", "missing", "wrong_type", "extract_wrong_type", "field"]
+__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "check_command", "check_fields", "missing", "wrong_type",
+           "extract_wrong_type", "field"]
 
 # Arguments any command may carry that are not parameters of the command itself (mongod's
 # "generic arguments"). Handlers that reject unknown fields must ignore these.
@@ -139,3 +146,149 @@ def safe_number_int(value: int | float | Decimal128) -> int:
     """``BSONElement::safeNumberInt`` of a number (a pure conversion: never raises): the long reading,
     clamped to the int range."""
     return min(max(safe_number_long(value), _INT32_MIN), _INT32_MAX)
+
+
+# --------------------------------------------------------------------------------------------------
+# The IDL field types (mongo/idl/basic_types.idl) and the table of each command's declared fields
+# --------------------------------------------------------------------------------------------------
+
+_NUMBERS = frozenset({int, float, Int64, Decimal128})
+
+
+class IdlType:
+    """An IDL field type as its generated parser checks a value: the Python classes of the BSON types
+    it takes (``bool`` never counts as a number), what a refusal says it expected, and whether a null
+    (or undefined) reads as absent — ``checkAndAssertType[s]`` ignores a null of the wrong type; an
+    ``optionalBool`` (``OptionalBool::parseFromBSON``, a custom deserializer) refuses it."""
+
+    __slots__ = ("classes", "expected", "null_absent", "int32")
+
+    def __init__(self, classes: frozenset[type], expected: str | tuple[str, ...], *, null_absent: bool = True,
+                 int32: bool = False):
+        self.classes = classes
+        self.expected = expected
+        self.null_absent = null_absent
+        self.int32 = int32  # the IDL ``int``: a BSON int32 only (a Python int in range, never an Int64)
+
+    def refusal(self, path: str, name: str, value: Any) -> MongoError | None:
+        """None when ``value`` is one of this type's (or a null it ignores), else mongod's error."""
+        cls = value.__class__
+        if cls in self.classes:
+            if not self.int32 or _INT32_MIN <= value <= _INT32_MAX:
+                return None
+        elif value is None and self.null_absent:
+            return None
+        if self is OPTIONAL_BOOL:
+            return MongoError(ErrorCode.TypeMismatch,
+                              f"Field '{name}' should be a boolean value, but found: {type_name(value)}")
+        return wrong_type(path, value, self.expected)
+
+
+BOOL = IdlType(frozenset({bool}), "bool")
+OPTIONAL_BOOL = IdlType(frozenset({bool}), "bool", null_absent=False)
+SAFE_BOOL = IdlType(frozenset({bool}) | _NUMBERS, ("bool", "long", "int", "decimal", "double"))
+SAFE_INT64 = IdlType(_NUMBERS, ("long", "int", "decimal", "double"))  # safeInt, exactInt64 alike
+INT = IdlType(frozenset({int}), "int", int32=True)
+LONG = IdlType(frozenset({Int64}), "long")
+STRING = IdlType(frozenset({str}), "string")
+OBJECT = IdlType(frozenset({dict}), "object")
+ARRAY = IdlType(frozenset({list}), "array")
+ANY = None  # a custom deserializer (a hint, a pipeline, a cursor, a UUID...): the handler checks it
+
+# mongod 7.0's IDL, per command (the canonical name): find_command.idl, aggregate_command.idl,
+# count_command.idl, distinct_command.idl, write_ops.idl (insert/update/delete, findAndModify),
+# getmore_command.idl, list_collections.idl, list_indexes.idl, create_indexes.idl, drop_indexes.idl,
+# commands/create.idl, drop.idl.
+# A generic argument the IDL also declares (maxTimeMS, readConcern, writeConcern) stays generic: the
+# dispatcher checks it for every command.
+_WRITE_BASE: dict[str, IdlType | None] = {
+    "bypassDocumentValidation": SAFE_BOOL, "ordered": BOOL, "stmtId": INT, "stmtIds": ARRAY,
+    "isTimeseriesNamespace": OPTIONAL_BOOL, "collectionUUID": ANY, "encryptionInformation": ANY,
+}
+COMMAND_FIELDS: dict[str, dict[str, IdlType | None]] = {
+    "find": {
+        "filter": ANY, "projection": ANY, "sort": ANY, "hint": ANY, "collation": ANY, "min": ANY, "max": ANY,
+        "skip": SAFE_INT64, "limit": SAFE_INT64, "batchSize": SAFE_INT64, "ntoreturn": SAFE_INT64,
+        "term": SAFE_INT64,
+        "singleBatch": OPTIONAL_BOOL, "allowDiskUse": OPTIONAL_BOOL, "returnKey": OPTIONAL_BOOL,
+        "showRecordId": OPTIONAL_BOOL, "tailable": OPTIONAL_BOOL, "noCursorTimeout": OPTIONAL_BOOL,
+        "awaitData": OPTIONAL_BOOL, "allowPartialResults": OPTIONAL_BOOL, "readOnce": OPTIONAL_BOOL,
+        "allowSpeculativeMajorityRead": OPTIONAL_BOOL, "$_requestResumeToken": OPTIONAL_BOOL,
+        "let": OBJECT, "options": OBJECT, "$queryOptions": ANY, "$_resumeAfter": ANY, "oplogReplay": ANY,
+        "runtimeConstants": ANY, "collectionUUID": ANY, "maxScan": ANY, "snapshot": ANY,
+    },
+    "aggregate": {
+        "pipeline": ANY, "explain": ANY, "cursor": ANY, "hint": ANY, "exchange": ANY, "runtimeConstants": ANY,
+        "collectionUUID": ANY, "encryptionInformation": ANY, "$_passthroughToShard": ANY, "sampleId": ANY,
+        "allowDiskUse": OPTIONAL_BOOL, "needsMerge": OPTIONAL_BOOL, "fromMongos": OPTIONAL_BOOL,
+        "isMapReduceCommand": OPTIONAL_BOOL, "$_requestReshardingResumeToken": OPTIONAL_BOOL,
+        "$_requestResumeToken": OPTIONAL_BOOL, "$_isClusterQueryWithoutShardKeyCmd": OPTIONAL_BOOL,
+        "bypassDocumentValidation": SAFE_BOOL, "stmtId": INT,
+        "collation": OBJECT, "let": OBJECT, "$queryOptions": OBJECT, "$_resumeAfter": OBJECT,
+        "$_externalDataSources": ARRAY,
+    },
+    "count": {
+        "query": ANY, "limit": ANY, "skip": ANY, "hint": ANY, "collation": ANY, "fields": ANY,
+        "$queryOptions": OBJECT, "encryptionInformation": ANY, "sampleId": ANY, "mirrored": OPTIONAL_BOOL,
+        "collectionUUID": ANY,
+    },
+    "distinct": {
+        "key": ANY, "query": ANY, "collation": ANY, "hint": ANY, "sampleId": ANY, "mirrored": OPTIONAL_BOOL,
+        "collectionUUID": ANY,
+    },
+    "insert": {**_WRITE_BASE, "documents": ANY},
+    "update": {**_WRITE_BASE, "updates": ANY, "let": ANY, "runtimeConstants": ANY},
+    "delete": {**_WRITE_BASE, "deletes": ANY, "let": ANY, "runtimeConstants": ANY},
+    "findAndModify": {
+        "query": OBJECT, "fields": OBJECT, "sort": OBJECT, "collation": OBJECT, "let": OBJECT,
+        "hint": ANY, "arrayFilters": ANY, "update": ANY, "runtimeConstants": ANY, "encryptionInformation": ANY,
+        "sampleId": ANY, "remove": SAFE_BOOL, "upsert": SAFE_BOOL, "new": SAFE_BOOL,
+        "bypassDocumentValidation": SAFE_BOOL,
+        "batchSize": INT, "singleBatch": BOOL, "stmtId": INT, "isTimeseriesNamespace": OPTIONAL_BOOL,
+        "mirrored": OPTIONAL_BOOL,
+    },
+    "getMore": {
+        "collection": ANY, "batchSize": ANY, "term": LONG, "lastKnownCommittedOpTime": OBJECT,
+    },
+    "listCollections": {
+        "cursor": ANY, "filter": OBJECT, "nameOnly": BOOL, "authorizedCollections": BOOL,
+        "includePendingDrops": SAFE_BOOL,
+    },
+    "listIndexes": {
+        "cursor": ANY, "includeBuildUUIDs": SAFE_BOOL, "includeIndexBuildInfo": SAFE_BOOL,
+        "isTimeseriesNamespace": BOOL, "collectionUUID": ANY,
+    },
+    "createIndexes": {
+        "indexes": ANY, "commitQuorum": ANY, "ignoreUnknownIndexOptions": BOOL, "isTimeseriesNamespace": BOOL,
+        "collectionUUID": ANY, "returnOnStart": BOOL,
+    },
+    "dropIndexes": {"index": ANY, "collectionUUID": ANY, "isTimeseriesNamespace": BOOL},
+    "create": {  # (commands/create.idl)
+        "capped": SAFE_BOOL, "autoIndexId": SAFE_BOOL, "temp": SAFE_BOOL, "recordPreImages": SAFE_BOOL,
+        "size": SAFE_INT64, "max": SAFE_INT64, "expireAfterSeconds": SAFE_INT64, "flags": SAFE_INT64,
+        "storageEngine": OBJECT, "changeStreamPreAndPostImages": OBJECT,
+        "idIndex": ANY, "validator": ANY, "validationLevel": ANY, "validationAction": ANY, "viewOn": ANY,
+        "pipeline": ANY, "collation": ANY, "timeseries": ANY, "clusteredIndex": ANY, "indexOptionDefaults": ANY,
+        "encryptedFields": ANY,
+    },
+    "drop": {"collectionUUID": ANY},  # (drop.idl)
+}
+
+
+def check_command(cmd: dict, command: str, shown: str | None = None) -> None:
+    """``cmd`` (the fields after its first) checked in document order against ``COMMAND_FIELDS[command]``
+    as mongod's generated parser checks them: a declared field of the wrong type is 14 (see
+    ``IdlType``), an undeclared one not a generic argument 40415. ``shown``: the name messages give
+    the command (an alias as the client spelled it; default ``command``)."""
+    fields = COMMAND_FIELDS[command]
+    items = iter(cmd.items())
+    next(items, None)  # (the command's name and target: its handler reads it)
+    for key, value in items:
+        if key in fields:
+            kind = fields[key]
+            if kind is not None and (value.__class__ not in kind.classes or kind.int32):
+                error = kind.refusal(f"{shown or command}.{key}", key, value)
+                if error is not None:
+                    raise error
+        elif key not in GENERIC_ARGUMENTS:
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{shown or command}.{key}' is an unknown field.")

@@ -12,6 +12,7 @@ from typing import Any
 
 from tidemark import collections as access
 from tidemark import write_stages
+from tidemark.arguments import check_command
 from tidemark.commands import replication, timeseries_out
 from tidemark.context import CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
@@ -25,19 +26,9 @@ from tidemark.query.pipeline import check_shape
 # aggregate
 # --------------------------------------------------------------------------------------------------
 
-AGG_FIELDS = frozenset({"aggregate", "pipeline", "cursor", "explain", "allowDiskUse", "maxTimeMS", "hint",
-                        "let", "collation", "comment", "bypassDocumentValidation", "readConcern",
-                        "writeConcern", "$db", "lsid", "$clusterTime", "$readPreference", "txnNumber",
-                        "autocommit", "startTransaction", "apiVersion", "apiStrict",
-                        "apiDeprecationErrors", "fromMongos", "needsMerge", "$client", "$audit",
-                        "collectionUUID", "runtimeConstants"})
-
-
 def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
     target = cmd.get("aggregate")
-    for k in cmd:
-        if k not in AGG_FIELDS:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'aggregate.{k}' is an unknown field.")
+    check_command(cmd, "aggregate")  # mongod's IDL: 40415 unknown fields, 14 wrong types
     if "pipeline" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse,
                          "BSON field 'aggregate.pipeline' is missing but a required field")
@@ -74,7 +65,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     let = C.command_variables(cmd, "aggregate")
     collation = C.collation_arg(cmd, "aggregate")
-    allow_disk = _optional_bool(cmd, "allowDiskUse")
+    allow_disk = cmd.get("allowDiskUse")  # an optionalBool: a bool, or absent (parse_aggregate checked it)
     if allow_disk is None:
         allow_disk = access.allow_disk_use_default(ctx.server)
     batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
@@ -147,18 +138,6 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
 
     return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
                               restartable=not writes)
-
-
-def _optional_bool(cmd: dict, field: str) -> bool | None:
-    """An IDL ``optionalBool`` field (mongod's OptionalBool::parseFromBSON): absent is None; present, only
-    a boolean will do — a number or null is 14, where a truthiness test would quietly accept it."""
-    if field not in cmd:
-        return None
-    value = cmd[field]
-    if not isinstance(value, bool):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"Field '{field}' should be a boolean value, but found: {C.type_name(value)}")
-    return value
 
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:

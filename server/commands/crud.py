@@ -27,7 +27,7 @@ from bson.decimal128 import Decimal128
 
 from tidemark import collections as access
 from tidemark import special_reads
-from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.arguments import check_command
 from tidemark.commands import _write_slices as slices
 from tidemark.commands import cursors as cursor_commands
 from tidemark.commands import timeseries as ts
@@ -81,30 +81,10 @@ def _failed_statements(error: MongoError, count: int, ordered: bool, **extra) ->
     return _reply(0, [error.to_write_error(i) for i in range(1 if ordered else count)], **extra)
 
 
-# mongod 7.0's IDL (write_ops.idl, find_and_modify.idl, count.idl, distinct.idl): fields besides
-# the generic arguments; anything else is 40415 "BSON field '<cmd>.<x>' is an unknown field."
-_WRITE_BASE = {"bypassDocumentValidation", "ordered", "stmtId", "stmtIds", "isTimeseriesNamespace",
-               "collectionUUID", "encryptionInformation"}
-COMMAND_FIELDS = {
-    "insert": _WRITE_BASE | {"insert", "documents"},
-    "update": _WRITE_BASE | {"update", "updates", "let", "runtimeConstants"},
-    "delete": _WRITE_BASE | {"delete", "deletes", "let", "runtimeConstants"},
-    "findAndModify": {"findAndModify", "findandmodify", "query", "fields", "sort", "batchSize", "singleBatch",
-                      "hint", "collation", "arrayFilters", "remove", "update", "upsert", "new", "stmtId",
-                      "bypassDocumentValidation", "let", "runtimeConstants", "encryptionInformation",
-                      "sampleId", "isTimeseriesNamespace"},
-    "count": {"count", "query", "limit", "skip", "hint", "collation", "fields", "sampleId",
-              "encryptionInformation", "mirrored", "collectionUUID"},
-    "distinct": {"distinct", "key", "query", "collation", "hint", "sampleId", "mirrored", "collectionUUID"},
-}
-
-
 def check_fields(cmd: dict, command: str) -> None:
-    """40415 for a field mongod 7.0 does not know (generic arguments are always accepted)."""
-    allowed = COMMAND_FIELDS[command]
-    for k in cmd:
-        if k not in allowed and k not in GENERIC_ARGUMENTS:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{command}.{k}' is an unknown field.")
+    """The command's fields against mongod 7.0's IDL (``arguments.COMMAND_FIELDS``): 40415 for one it
+    does not know, 14 for a declared one of the wrong type (generic arguments are always accepted)."""
+    check_command(cmd, command)
 
 
 def _check_write_namespace(db: str, name: str) -> None:
@@ -175,7 +155,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes, from_oplog: bool = Fa
 
 async def insert(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "insert")
-    ordered, bypass = write_statements.check_write_flags(cmd, "insert")
+    ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "insert")
     _check_write_namespace(ctx.db, name)
     docs = await ctx.run_heavy(write_statements.insert_documents, cmd)  # parse, then dispatch
@@ -285,7 +265,11 @@ async def _insert(ctx: CommandContext, cmd: dict, name: str, docs: Any, ordered:
 # --------------------------------------------------------------------------------------------------
 
 
+_checked_find_spec = functools.partial(access.FindSpec, checked=True)  # (find checks its fields first)
+
+
 async def find(ctx: CommandContext, cmd: dict) -> dict:
+    check_command(cmd, "find")  # (before anything reads a field: FindSpec below sees some dropped)
     _check_natural(cmd.get("sort"), "sort")  # mongod validates these before it parses the filter
     _check_natural(cmd.get("hint"), "hint")
     return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
@@ -296,9 +280,10 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         # returnKey: only the plan's index key of each document (no projection); showRecordId (and a
         # resume token's record ids): $recordId, added after the projection (run here, past the read)
         if record_ids and not return_key and cmd.get("projection"):
-            project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")}).project
+            project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")},
+                                      checked=True).project
         cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
-    spec = await ctx.run_heavy(access.FindSpec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
+    spec = await ctx.run_heavy(_checked_find_spec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
     # {$meta: "sortKey"} shows the sort's key: mongod's CanonicalQuery refuses it without a sort
     sort_key_meta = spec.meta is not None and "sortKey" in spec.meta.wants
     if sort_key_meta and not cmd.get("sort"):
@@ -504,7 +489,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_op
 
 async def update(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "update")
-    ordered, bypass = write_statements.check_write_flags(cmd, "update")
+    ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "update")
     _check_write_namespace(ctx.db, name)
     raw_statements = await ctx.run_heavy(write_statements.update_statements, cmd)  # parse, then dispatch
@@ -601,7 +586,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 
 async def delete(ctx: CommandContext, cmd: dict) -> dict:
     check_fields(cmd, "delete")
-    ordered, _ = write_statements.check_write_flags(cmd, "delete")
+    ordered, _ = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "delete")
     _check_write_namespace(ctx.db, name)
     raw_statements = await ctx.run_heavy(write_statements.delete_statements, cmd)  # parse, then dispatch

@@ -16,7 +16,7 @@ from bson.int64 import Int64
 
 from tidemark import collections as access
 from tidemark import tailable
-from tidemark.arguments import check_fields, field, missing, wrong_type
+from tidemark.arguments import check_command, check_fields, field, missing, wrong_type
 from tidemark.auth.names import session_digest
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
@@ -28,7 +28,6 @@ from tidemark.session_cache import lsid_text
 DEFAULT_AWAIT_MS = 1000  # mongod's await time for a getMore without maxTimeMS
 # The fields of mongod's strict IDL parsers (getmore_command.idl, kill_cursors.idl): any other field
 # that is not a generic argument is 40415.
-GETMORE_FIELDS = {"collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime"}
 KILLCURSORS_FIELDS = {"cursors"}
 
 
@@ -87,7 +86,7 @@ def _batch_size(cmd: dict[str, Any]) -> int | None:
 
 async def get_more(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     cursor_id = _cursor_id(cmd["getMore"], "getMore.getMore")
-    check_fields(cmd, "getMore", GETMORE_FIELDS)
+    check_command(cmd, "getMore")
     collection = _collection(cmd, "getMore", "collection")
     batch_size = _batch_size(cmd)
     ns = f"{ctx.db}.{collection}"

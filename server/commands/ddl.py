@@ -15,11 +15,10 @@ import uuid
 from typing import Any
 
 from bson.binary import Binary
-from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark import collections as access
-from tidemark.arguments import GENERIC_ARGUMENTS, wrong_type
+from tidemark.arguments import COMMAND_FIELDS, GENERIC_ARGUMENTS, check_command, wrong_type
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import capped, clustered, namespace
@@ -33,12 +32,7 @@ from tidemark.query.expr_logic import truthy  # BSON trueValue()
 from tidemark.timeseries.collmod import parse_expire_after_seconds as parse_coll_mod_expire
 from tidemark.timeseries.options import parse_expire_after_seconds
 
-CREATE_OPTIONS = frozenset({
-    "capped", "size", "max", "autoIndexId", "idIndex", "validator", "validationLevel", "validationAction",
-    "viewOn", "pipeline", "collation", "timeseries", "expireAfterSeconds", "clusteredIndex",
-    "changeStreamPreAndPostImages", "storageEngine", "indexOptionDefaults", "encryptedFields", "flags",
-    "temp", "recordPreImages",
-})
+CREATE_OPTIONS = frozenset(COMMAND_FIELDS["create"])  # (mongod 7.0's create.idl)
 
 
 async def _write(ctx: CommandContext, fn):
@@ -290,6 +284,7 @@ def check_view_pipeline(pipeline: list) -> None:
 async def create(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "create")
+    check_command(cmd, "create")  # mongod's IDL: 40415 unknown fields, 14 wrong types
     C.check_create_name(db, name)
     drop_null_optionals(cmd, CREATE_OPTIONS)
     if name.startswith(C.BUCKETS_PREFIX) and "timeseries" not in cmd and "clusteredIndex" in cmd:
@@ -449,6 +444,7 @@ def delete_view_doc(w, db: str, name: str) -> bool:
 async def drop(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "drop")
+    check_command(cmd, "drop")  # mongod's IDL: 40415 unknown fields
     ns = C.ns_of(db, name)
 
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
@@ -653,23 +649,13 @@ def _is_collections_only(flt: Any) -> bool:
             and flt["$or"][1]["type"]["$exists"] is False)
 
 
-def _safe_bool_arg(cmd: dict, field: str, command: str) -> bool:
-    """An IDL ``safeBool`` argument: a bool or a number (14 TypeMismatch for anything else)."""
-    value = cmd.get(field)
-    if value is None:
-        return False
-    if not isinstance(value, (bool, int, float, Decimal128)):
-        raise wrong_type(f"{command}.{field}", value, ("bool", "long", "int", "decimal", "double"))
-    return bool(value)
-
-
 async def list_collections(ctx: CommandContext, cmd: dict) -> dict:
     from tidemark.commands.indexes import cursor_options
 
     db = ctx.db
-    flt = C.doc_arg(cmd, "filter", "listCollections")
-    name_only = _safe_bool_arg(cmd, "nameOnly", "listCollections")
-    _safe_bool_arg(cmd, "includePendingDrops", "listCollections")  # no pending drops to include
+    check_command(cmd, "listCollections")  # mongod's IDL: 40415 unknown fields, 14 wrong types
+    flt = cmd.get("filter")
+    name_only = bool(cmd.get("nameOnly"))  # (includePendingDrops: there are no pending drops to include)
     cursor_opts = cursor_options(cmd, "listCollections")
     match = None
     if flt:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tidemark import collections as access
-from tidemark.arguments import check_fields
+from tidemark.arguments import check_command, check_fields
 from tidemark.commands import replication, write_statements
 from tidemark.commands import timeseries as ts
 from tidemark.commands.aggregate import parse_aggregate
@@ -221,9 +221,10 @@ async def explain_find(ctx: CommandContext, cmd: dict, verbosity: str) -> dict:
     # returnKey and showRecordId shape what the find returns, as the find command runs them (crud.find):
     # returnKey's documents are the index keys (mongod's RETURN_KEY stage, any projection ignored);
     # showRecordId rules out the IDHACK lookup
+    check_command(cmd, "find")  # (before returnKey / showRecordId are read, and dropped)
     return_key, show_record_id = bool(cmd.get("returnKey")), bool(cmd.get("showRecordId"))
     dropped = ("returnKey", "showRecordId", "projection") if return_key else ("returnKey", "showRecordId")
-    spec = access.FindSpec({k: v for k, v in cmd.items() if k not in dropped})
+    spec = access.FindSpec({k: v for k, v in cmd.items() if k not in dropped}, checked=True)
     if show_record_id:
         spec.id_lookup = False
 
@@ -507,15 +508,14 @@ def _check_explained(command: str, cmd: dict) -> None:
     elif command == "distinct":
         parse_distinct(cmd)
     elif command == "update":
-        write_statements.check_write_flags(cmd, command)
+        check_command(cmd, command)
         write_statements.update_statements(cmd)
     elif command == "delete":
-        write_statements.check_write_flags(cmd, command)
+        check_command(cmd, command)
         write_statements.delete_statements(cmd)
     else:  # findAndModify
+        check_command(cmd, "findAndModify")
         write_statements.check_find_and_modify(cmd, command)
-        for field in ("query", "sort", "fields"):
-            C.doc_arg(cmd, field, command)
 
 
 async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity: str) -> dict:

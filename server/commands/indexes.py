@@ -20,7 +20,7 @@ from typing import Any
 
 from bson import Decimal128
 
-from tidemark.arguments import check_fields, safe_number_long
+from tidemark.arguments import check_command, safe_number_long
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import clustered, namespace
@@ -60,12 +60,7 @@ _STRING_FIELDS = ("default_language", "language_override")
 _NUMBER_FIELDS = ("2dsphereIndexVersion", "textIndexVersion", "bits", "min", "max", "coarsestIndexedLevel",
                   "finestIndexedLevel")
 INT32_MAX = 2147483647
-LIST_INDEXES_FIELDS = {"cursor", "includeBuildUUIDs", "includeIndexBuildInfo", "collectionUUID",
-                       "isTimeseriesNamespace"}
-DROP_INDEXES_FIELDS = {"index", "collectionUUID", "isTimeseriesNamespace"}
 IDL_OUT_OF_RANGE = 51024  # 7.0's IDL range-validator code
-CREATE_INDEXES_FIELDS = {"indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace",
-                         "collectionUUID", "returnOnStart"}
 
 
 def _not_supported(what: str) -> MongoError:
@@ -483,7 +478,7 @@ def _conflict(existing: list[dict], spec: dict) -> str | None:
 async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "createIndexes")
-    check_fields(cmd, "createIndexes", CREATE_INDEXES_FIELDS)
+    check_command(cmd, "createIndexes")
     if "indexes" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse,
                          "BSON field 'createIndexes.indexes' is missing but a required field")
@@ -494,11 +489,7 @@ async def create_indexes(ctx: CommandContext, cmd: dict) -> dict:
                          "expected type 'array'")
     if not raw_specs:
         raise MongoError(ErrorCode.BadValue, "Must specify at least one index to create")
-    ignore_unknown = cmd.get("ignoreUnknownIndexOptions", False)
-    if not isinstance(ignore_unknown, bool):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         "BSON field 'createIndexes.ignoreUnknownIndexOptions' is the wrong type "
-                         f"'{C.type_name(ignore_unknown)}', expected type 'bool'")
+    ignore_unknown = cmd.get("ignoreUnknownIndexOptions") is True  # (a bool or null: check_command)
     ns = C.ns_of(db, name)
 
     resolved = await ctx.run_blocking(namespace.resolve, ctx.server.engine, db, name, follow=False,
@@ -610,7 +601,7 @@ class _with_index:
 async def list_indexes(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     name = C.collection_arg(cmd, "listIndexes")
-    check_fields(cmd, "listIndexes", LIST_INDEXES_FIELDS)
+    check_command(cmd, "listIndexes")
     ns = C.ns_of(db, name)
     cursor_opts = cursor_options(cmd)
 
@@ -654,7 +645,7 @@ async def drop_indexes(ctx: CommandContext, cmd: dict) -> dict:
     db = ctx.db
     command = "dropIndexes" if "dropIndexes" in cmd else "deleteIndexes"
     name = C.collection_arg(cmd, command)
-    check_fields(cmd, command, DROP_INDEXES_FIELDS)
+    check_command(cmd, "dropIndexes", command)
     ns = C.ns_of(db, name)
     if "index" not in cmd:
         raise MongoError(ErrorCode.IDLFailedToParse, f"BSON field '{command}.index' is missing but a required field")

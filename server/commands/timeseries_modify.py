@@ -74,7 +74,7 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
         statements = write_statements.update_statements(cmd)
     target = await resolve(ctx, cmd, "update", namespace)
     # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
-    ordered, bypass = write_statements.check_write_flags(cmd, "update")
+    ordered, bypass = write_statements.write_flags(cmd)
     parsed = C.parse_statements(statements, lambda st: _parse_update(st, target), ordered)
 
     def fn(w: Any) -> tuple[int, int, list]:
@@ -314,7 +314,7 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
         statements = write_statements.delete_statements(cmd)
     target = await resolve(ctx, cmd, "delete", namespace)
     # the write commands' one reading of the flag: a null 'ordered' is absent, so ordered
-    ordered, _ = write_statements.check_write_flags(cmd, "delete")
+    ordered, _ = write_statements.write_flags(cmd)
     variables = C.command_variables(cmd, "delete")
     parsed = C.parse_statements(statements, lambda st: _parse_delete(st, target, variables=variables), ordered)
 

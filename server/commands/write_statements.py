@@ -53,33 +53,19 @@ def statements(cmd: dict, field: str, command: str) -> list:
     return cast(list, items)  # an insert's RawDocuments are a sequence of its documents too
 
 
-def check_write_flags(cmd: dict, command: str) -> tuple[bool, bool]:
-    """The write commands' WriteCommandBase flags, typed as mongod's IDL types them — ``ordered`` a
-    bool, ``bypassDocumentValidation`` a safeBool (a bool or a number: its truth), else 14; null is
-    absent (the IDL ignores a null of the wrong type) — as (ordered, bypassDocumentValidation)."""
-    ordered = cmd.get("ordered")
-    if ordered is not None and not isinstance(ordered, bool):
-        raise _wrong_type(f"{command}.ordered", ordered, "bool")
-    bypass = cmd.get("bypassDocumentValidation")
-    if bypass is not None:
-        _safe_bool(f"{command}.bypassDocumentValidation", bypass)
-    return ordered is not False, safe_bool_value(bypass)
+def write_flags(cmd: dict) -> tuple[bool, bool]:
+    """The write commands' WriteCommandBase flags (their types checked by ``arguments.check_command``:
+    ``ordered`` a bool, ``bypassDocumentValidation`` a safeBool; null is absent) as (ordered,
+    bypassDocumentValidation)."""
+    return cmd.get("ordered") is not False, safe_bool_value(cmd.get("bypassDocumentValidation"))
 
 
 def safe_bool_value(value: Any) -> bool:
-    """The truth of an IDL ``safeBool`` (checked by ``_safe_bool``; None: absent, false), as mongod's
+    """The truth of an IDL ``safeBool`` (checked by ``arguments.check_command``; None: absent, false), as mongod's
     ``BSONElement::trueValue``: a number is true unless zero (NaN is true)."""
     if isinstance(value, Decimal128):
         return bool(value.to_decimal())  # a Decimal128 itself is always truthy
     return bool(value)
-
-
-def _safe_bool(path: str, value: Any) -> None:
-    """An IDL ``safeBool``: a bool or a number, else 14."""
-    if not isinstance(value, bool | int | float | Decimal128):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field '{path}' is the wrong type '{type_name(value)}', "
-                         "expected types '[bool, long, int, decimal, double]'")
 
 
 def insert_documents(cmd: dict) -> list:
@@ -111,11 +97,10 @@ def delete_statements(cmd: dict) -> list[dict]:
 
 
 def check_find_and_modify(cmd: dict, command: str) -> None:
-    """findAndModify's statement fields, checked like an update statement's before the dispatch, in
-    document order as mongod's IDL parser does (null: absent): ``query``, ``fields``, ``sort``,
-    ``collation``, ``let`` objects, ``update`` an object or a pipeline, ``hint``, ``arrayFilters``,
-    ``remove`` / ``upsert`` / ``new`` / ``bypassDocumentValidation`` safeBools (a bool or a number,
-    read as ``safe_bool_value``); then the option combinations mongod's ``validate`` refuses."""
+    """findAndModify's statement fields of a custom IDL type, checked like an update statement's
+    before the dispatch, in document order (null: absent): ``update`` an object or a pipeline,
+    ``hint``, ``arrayFilters``; then the option combinations mongod's ``validate`` refuses. (The
+    plainly typed fields — objects, safeBools — are ``arguments.check_command``'s.)"""
     for name, value in cmd.items():
         check = _FIND_AND_MODIFY_CHECKS.get(name)
         if check is not None and value is not None:
@@ -241,10 +226,7 @@ def _limit(path: str, value: Any) -> None:
 _UPDATE_CHECKS = {"q": _object, "u": _update_modification, "c": _object, "arrayFilters": _array_of_objects,
                   "hint": _hint, "multi": _bool, "upsert": _bool, "upsertSupplied": _bool, "collation": _object}
 _DELETE_CHECKS = {"q": _object, "limit": _limit, "hint": _hint, "collation": _object}
-_FIND_AND_MODIFY_CHECKS = {"query": _object, "fields": _object, "sort": _object, "collation": _object, "let": _object,
-                           "update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects,
-                           "remove": _safe_bool, "upsert": _safe_bool, "new": _safe_bool,
-                           "bypassDocumentValidation": _safe_bool}
+_FIND_AND_MODIFY_CHECKS = {"update": _update_modification, "hint": _hint, "arrayFilters": _array_of_objects}
 
 
 # --------------------------------------------------------------------------------------------------

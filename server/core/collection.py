@@ -206,11 +206,12 @@ def command_variables(cmd: dict, command: str) -> dict:
 
 
 def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | None:
-    """The collation document a command gives (None when absent), validated now like mongod."""
+    """The collation document a command gives (None when absent, or null: an IDL ``object`` field
+    ignores a null), validated now like mongod."""
     if field not in cmd:  # (most commands: no import statement run, no parse)
         return None
     raw = cmd[field]
-    if isinstance(raw, dict) and not raw:
+    if raw is None or isinstance(raw, dict) and not raw:
         return None  # an empty collation document means "not given" on operations, as in mongod
     from tidemark.query.collation import parse_collation
 

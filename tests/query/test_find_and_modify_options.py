@@ -10,6 +10,7 @@ from bson import Decimal128, Int64
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tidemark.arguments import check_command
 from tidemark.commands import crud
 from tidemark.commands import write_statements as ws
 from tidemark.protocol.errors import MongoError
@@ -35,7 +36,7 @@ def test_safe_bool_value_of_a_plain_number_is_nonzero(value):
 def test_find_and_modify_flags_refuse_other_types(field, value, kind):
     cmd = {"findAndModify": "c", "update": {"$set": {"a": 1}}, field: value}
     with pytest.raises(MongoError) as info:
-        ws.check_find_and_modify(cmd, "findAndModify")
+        check_command(cmd, "findAndModify")  # (the IDL-typed fields: the one table's check)
     assert info.value.code == 14
     assert info.value.message == (f"BSON field 'findAndModify.{field}' is the wrong type '{kind}', expected types "
                                   "'[bool, long, int, decimal, double]'")

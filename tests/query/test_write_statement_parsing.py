@@ -8,6 +8,7 @@ from bson import Decimal128, Int64, Timestamp
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tidemark.arguments import check_command
 from tidemark.commands import write_statements as ws
 from tidemark.protocol.errors import MongoError
 
@@ -68,7 +69,8 @@ def test_only_a_replacement_is_filled(update, filled):
                                         ({"bypassDocumentValidation": Decimal128("0")}, (True, False)),
                                         ({"bypassDocumentValidation": 0.5}, (True, True))])
 def test_write_flags_read_as_mongods_idl(cmd, flags):
-    assert ws.check_write_flags(cmd, "insert") == flags
+    check_command({"insert": "c", **cmd}, "insert")
+    assert ws.write_flags(cmd) == flags
 
 
 @pytest.mark.parametrize("cmd, message", [
@@ -79,5 +81,5 @@ def test_write_flags_read_as_mongods_idl(cmd, flags):
 ])
 def test_write_flags_of_a_wrong_type(cmd, message):
     with pytest.raises(MongoError) as info:
-        ws.check_write_flags(cmd, "update")
+        check_command({"update": "c", **cmd}, "update")
     assert (info.value.code, info.value.message) == (14, message)
