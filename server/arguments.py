@@ -275,20 +275,33 @@ COMMAND_FIELDS: dict[str, dict[str, IdlType | None]] = {
 }
 
 
+# The spellings of each command's own name (its first field: the handler reads it).
+_NAMES = {"findAndModify": ("findAndModify", "findandmodify"), "dropIndexes": ("dropIndexes", "deleteIndexes")}
+# per command, every field it takes -> the classes that pass without a closer look (None: any value) —
+# its name, the generic arguments, its declared fields — so check_command looks each field up once;
+# an IDL ``int`` has none (its range is checked on the slow path)
+_TAKES: dict[str, dict[str, frozenset[type] | None]] = {
+    command: {**dict.fromkeys(GENERIC_ARGUMENTS), **dict.fromkeys(_NAMES.get(command, (command,))),
+              **{key: None if kind is None else frozenset() if kind.int32 else kind.classes
+                 for key, kind in fields.items()}}
+    for command, fields in COMMAND_FIELDS.items()}
+
+
 def check_command(cmd: dict, command: str, shown: str | None = None) -> None:
-    """``cmd`` (the fields after its first) checked in document order against ``COMMAND_FIELDS[command]``
-    as mongod's generated parser checks them: a declared field of the wrong type is 14 (see
-    ``IdlType``), an undeclared one not a generic argument 40415. ``shown``: the name messages give
-    the command (an alias as the client spelled it; default ``command``)."""
-    fields = COMMAND_FIELDS[command]
-    items = iter(cmd.items())
-    next(items, None)  # (the command's name and target: its handler reads it)
-    for key, value in items:
-        if key in fields:
-            kind = fields[key]
-            if kind is not None and (value.__class__ not in kind.classes or kind.int32):
-                error = kind.refusal(f"{shown or command}.{key}", key, value)
+    """``cmd`` (its first field the command's name) checked in document order against
+    ``COMMAND_FIELDS[command]`` as mongod's generated parser checks it: a declared field of the wrong
+    type is 14 (see ``IdlType``), an undeclared one not a generic argument 40415. ``shown``: the name
+    messages give the command (an alias as the client spelled it; default ``command``)."""
+    takes = _TAKES[command]
+    try:
+        for key, value in cmd.items():
+            classes = takes[key]  # (KeyError: undeclared — rare, so the common case pays no .get)
+            if classes is not None and value.__class__ not in classes:
+                kind = COMMAND_FIELDS[command][key]
+                error = kind.refusal(f"{shown or command}.{key}", key, value)  # type: ignore[union-attr]
                 if error is not None:
                     raise error
-        elif key not in GENERIC_ARGUMENTS:
-            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{shown or command}.{key}' is an unknown field.")
+    except KeyError:
+        unknown = next(key for key in cmd if key not in takes)  # (every field before it passed)
+        raise MongoError(ErrorCode.IDLUnknownField,
+                         f"BSON field '{shown or command}.{unknown}' is an unknown field.") from None

@@ -81,12 +81,6 @@ def _failed_statements(error: MongoError, count: int, ordered: bool, **extra) ->
     return _reply(0, [error.to_write_error(i) for i in range(1 if ordered else count)], **extra)
 
 
-def check_fields(cmd: dict, command: str) -> None:
-    """The command's fields against mongod 7.0's IDL (``arguments.COMMAND_FIELDS``): 40415 for one it
-    does not know, 14 for a declared one of the wrong type (generic arguments are always accepted)."""
-    check_command(cmd, command)
-
-
 def _check_write_namespace(db: str, name: str) -> None:
     """mongod's userAllowedWriteNS: a write names no system collection a client may not create
     (73 "Invalid system namespace") nor system.profile, which the profiler alone writes (73 "cannot
@@ -154,7 +148,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes, from_oplog: bool = Fa
 
 
 async def insert(ctx: CommandContext, cmd: dict) -> dict:
-    check_fields(cmd, "insert")
+    check_command(cmd, "insert")
     ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "insert")
     _check_write_namespace(ctx.db, name)
@@ -488,7 +482,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_op
 
 
 async def update(ctx: CommandContext, cmd: dict) -> dict:
-    check_fields(cmd, "update")
+    check_command(cmd, "update")
     ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "update")
     _check_write_namespace(ctx.db, name)
@@ -585,7 +579,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 
 
 async def delete(ctx: CommandContext, cmd: dict) -> dict:
-    check_fields(cmd, "delete")
+    check_command(cmd, "delete")
     ordered, _ = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "delete")
     _check_write_namespace(ctx.db, name)
@@ -689,7 +683,7 @@ def _touches_indexes(update: Any, indexes: list[dict]) -> bool:
 
 async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
     command = "findAndModify" if "findAndModify" in cmd else "findandmodify"
-    check_fields(cmd, "findAndModify")
+    check_command(cmd, "findAndModify")
     name = C.collection_arg(cmd, command)
     write_statements.check_find_and_modify(cmd, command)  # parse, then dispatch
     _count_update_shape(ctx, "findAndModify", cmd)
@@ -836,7 +830,7 @@ class CountArgs(NamedTuple):
 def parse_count(cmd: dict) -> CountArgs:
     """A count command's arguments, checked as mongod's CountCommandRequest parse checks them (the
     command and its explain read them here)."""
-    check_fields(cmd, "count")
+    check_command(cmd, "count")
     name = C.collection_arg(cmd, "count")
     collation = C.collation_arg(cmd, "count")
     query = C.doc_arg(cmd, "query", "count") or {}
@@ -948,7 +942,7 @@ def _element_repr(value: Any) -> str:
 def parse_distinct(cmd: dict) -> tuple[str, dict | None, str, dict]:
     """(collection, collation, key, query) of a distinct command, checked as mongod's parse checks them
     (the command and its explain read them here)."""
-    check_fields(cmd, "distinct")
+    check_command(cmd, "distinct")
     name = C.collection_arg(cmd, "distinct")
     collation = C.collation_arg(cmd, "distinct")
     key = cmd.get("key")
