@@ -198,7 +198,7 @@ ANY = None  # a custom deserializer (a hint, a pipeline, a cursor, a UUID...): t
 # mongod 7.0's IDL, per command (the canonical name): find_command.idl, aggregate_command.idl,
 # count_command.idl, distinct_command.idl, write_ops.idl (insert/update/delete, findAndModify),
 # getmore_command.idl, list_collections.idl, list_indexes.idl, create_indexes.idl, drop_indexes.idl,
-# commands/create.idl, drop.idl.
+# commands/create.idl, drop.idl, coll_mod.idl.
 # A generic argument the IDL also declares (maxTimeMS, readConcern, writeConcern) stays generic: the
 # dispatcher checks it for every command.
 _WRITE_BASE: dict[str, IdlType | None] = {
@@ -272,6 +272,13 @@ COMMAND_FIELDS: dict[str, dict[str, IdlType | None]] = {
         "encryptedFields": ANY,
     },
     "drop": {"collectionUUID": ANY},  # (drop.idl)
+    "collMod": {  # (coll_mod.idl)
+        "dryRun": SAFE_BOOL, "recordPreImages": SAFE_BOOL, "timeseriesBucketsMayHaveMixedSchemaData": SAFE_BOOL,
+        "cappedSize": SAFE_INT64, "cappedMax": SAFE_INT64,
+        "index": ANY, "validator": ANY, "validationLevel": ANY, "validationAction": ANY, "viewOn": ANY,
+        "pipeline": ANY, "expireAfterSeconds": ANY, "timeseries": ANY, "changeStreamPreAndPostImages": ANY,
+        "prepareUnique": ANY, "collectionUUID": ANY,
+    },
 }
 
 

@@ -3,7 +3,7 @@ parses its arguments through the IDL — not one option at a time.
 
 The oracle is the IDL itself (mongo 7.0: find_command.idl, aggregate_command.idl, count_command.idl,
 distinct_command.idl, write_ops.idl, getmore_command.idl, list_collections.idl, list_indexes.idl,
-create_indexes.idl, drop_indexes.idl, commands/create.idl, drop.idl; types from idl/basic_types.idl and idl_parser.cpp):
+create_indexes.idl, drop_indexes.idl, commands/create.idl, drop.idl, coll_mod.idl; types from idl/basic_types.idl and idl_parser.cpp):
 
 - ``bool``: a BSON bool; ``safeBool``: a bool or any number; ``safeInt64``: any number (never a bool);
   ``int``: a BSON int32; ``long``: a BSON int64; ``object`` / ``array``. A null of the wrong type is
@@ -103,8 +103,13 @@ COMMANDS: dict[str, tuple[dict, dict[str, str]]] = {
         "storageEngine": "object", "changeStreamPreAndPostImages": "object",
     }),
     "drop": ({"drop": "no_such_collection"}, {}),
+    # (a missing collection: a collMod whose fields all parse fails 26 NamespaceNotFound, writing nothing)
+    "collMod": ({"collMod": "no_such_collection"}, {
+        "dryRun": "safeBool", "recordPreImages": "safeBool", "timeseriesBucketsMayHaveMixedSchemaData": "safeBool",
+        "cappedSize": "safeInt64", "cappedMax": "safeInt64",
+    }),
 }
-WRITES = {"insert", "update", "delete", "findAndModify", "createIndexes", "dropIndexes", "create", "drop"}
+WRITES = {"insert", "update", "delete", "findAndModify", "createIndexes", "dropIndexes", "create", "drop", "collMod"}
 CASES = [(command, field) for command, (_, fields) in COMMANDS.items() for field in fields]
 
 HYPO = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -148,7 +153,8 @@ def coll_db(db):
 
 @pytest.mark.slow
 @pytest.mark.commands("find", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify",
-                      "getMore", "listCollections", "listIndexes", "createIndexes", "dropIndexes", "create", "drop")
+                      "getMore", "listCollections", "listIndexes", "createIndexes", "dropIndexes", "create", "drop",
+                      "collMod")
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_declared_field_takes_what_its_idl_type_takes(coll_db, command):
     """Every (command, declared field, BSON type) — the whole finite family: accepted exactly when the
@@ -198,7 +204,8 @@ def test_the_first_offending_field_in_document_order_is_reported(coll_db, data):
 
 
 @pytest.mark.commands("find", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify",
-                      "getMore", "listCollections", "listIndexes", "createIndexes", "dropIndexes", "create", "drop")
+                      "getMore", "listCollections", "listIndexes", "createIndexes", "dropIndexes", "create", "drop",
+                      "collMod")
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_an_undeclared_field_is_unknown_and_generic_arguments_are_not(coll_db, command):
     base, _ = COMMANDS[command]
