@@ -241,3 +241,45 @@ def test_driver_shaped_fields_keep_working(coll_db):
     reply = coll_db.command({"listCollections": 1, "nameOnly": True, "authorizedCollections": True,
                              "cursor": {"batchSize": Int64(1)}}, check=False)
     assert reply["ok"] == 1, reply
+
+
+TS = "field_types_ts"
+T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
+# (command on the time-series collection, the field, a value of a type its IDL refuses, the message)
+TS_REFUSED = [
+    ({"find": TS}, "singleBatch", "x", "Field 'singleBatch' should be a boolean value, but found: string"),
+    ({"find": TS}, "limit", True, "BSON field 'find.limit' is the wrong type 'bool', expected types "
+                                  "'[long, int, decimal, double]'"),
+    ({"aggregate": TS, "pipeline": [], "cursor": {}}, "allowDiskUse", 1,
+     "Field 'allowDiskUse' should be a boolean value, but found: int"),
+    ({"count": TS}, "mirrored", None, "Field 'mirrored' should be a boolean value, but found: null"),
+    ({"insert": TS, "documents": [{"t": T0, "m": 1}]}, "ordered", 1,
+     "BSON field 'insert.ordered' is the wrong type 'int', expected type 'bool'"),
+    ({"insert": TS, "documents": [{"t": T0, "m": 1}]}, "stmtId", Int64(1),
+     "BSON field 'insert.stmtId' is the wrong type 'long', expected type 'int'"),
+    ({"update": TS, "updates": [{"q": {"m": 0}, "u": {"$set": {"m": 5}}, "multi": True}]}, "bypassDocumentValidation",
+     "x", "BSON field 'update.bypassDocumentValidation' is the wrong type 'string', expected types "
+          "'[bool, long, int, decimal, double]'"),
+    ({"delete": TS, "deletes": [{"q": {"m": 0}, "limit": 0}]}, "ordered", "x",
+     "BSON field 'delete.ordered' is the wrong type 'string', expected type 'bool'"),
+    ({"findAndModify": TS, "query": {"m": 0}, "remove": True}, "singleBatch", 1,
+     "BSON field 'findAndModify.singleBatch' is the wrong type 'int', expected type 'bool'"),
+    ({"listIndexes": TS}, "isTimeseriesNamespace", 1,
+     "BSON field 'listIndexes.isTimeseriesNamespace' is the wrong type 'int', expected type 'bool'"),
+    ({"collMod": TS}, "timeseriesBucketsMayHaveMixedSchemaData", "yes",
+     "BSON field 'collMod.timeseriesBucketsMayHaveMixedSchemaData' is the wrong type 'string', expected types "
+     "'[bool, long, int, decimal, double]'"),
+]
+
+
+@pytest.mark.commands("find", "aggregate", "count", "insert", "update", "delete", "findAndModify", "listIndexes",
+                      "collMod")
+def test_a_time_series_collection_parses_its_commands_alike(db):
+    """mongod parses the command (its IDL) before it looks at the target's kind: the same 14 on a
+    time-series collection, and nothing written."""
+    db.create_collection(TS, timeseries={"timeField": "t", "metaField": "m"})
+    db[TS].insert_one({"t": T0, "m": 0, "v": 1})
+    for base, field, value, message in TS_REFUSED:
+        reply = db.command(_with(base, [(field, value)]), check=False)
+        assert (reply["ok"], reply.get("code"), reply.get("errmsg")) == (0, 14, message), (base, field, reply)
+    assert [{k: v for k, v in d.items() if k != "_id"} for d in db[TS].find()] == [{"t": T0, "m": 0, "v": 1}]
