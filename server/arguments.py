@@ -178,6 +178,8 @@ class IdlType:
                 return None
         elif value is None and self.null_absent:
             return None
+        elif isinstance(value, (dict, list)) and cls.__mro__[-2] in self.classes:
+            return None  # a document or an array built in process (SON, a parsed $match stage)
         if self is OPTIONAL_BOOL:
             return MongoError(ErrorCode.TypeMismatch,
                               f"Field '{name}' should be a boolean value, but found: {type_name(value)}")
