@@ -23,7 +23,7 @@ from __future__ import annotations
 import bson
 import pytest
 from harness.parameters import server_parameter
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
@@ -130,6 +130,14 @@ def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, par
                 spilled_error = again.code
         assert spilled_error == e.code
         return
+    if limits == "window" and partitioned:
+        # (only a partition past the limit is refused: the largest must be well past it, ~260 bytes a document)
+        sizes: dict = {}
+        for d in docs:
+            p = d.get("p")
+            key = (type(p) is str, p.lower() if collated and type(p) is str else p)
+            sizes[key] = sizes.get(key, 0) + 1
+        assume(max(sizes.values()) >= 20)
     window = LIMIT if limits != "sort" else 100 << 20
     sort = LIMIT * 2 if limits != "window" else 100 << 20
     with server_parameter(client, WINDOW_PARAM, window), server_parameter(client, SORT_PARAM, sort):
