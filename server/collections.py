@@ -85,6 +85,7 @@ class ReadResult:
     namespace: str = ""
     parsed_filter: dict | None = None
     target: Any = None  # the tidemark.core.namespace.Namespace read (resolved once; explain reuses it)
+    stages: list = field(default_factory=list)  # the parsed stages that run (explain reads their statistics)
 
 
 class TimeBudget:
@@ -349,12 +350,15 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
                                                           sort_memory=(_stage_memory_limit(server), allow_disk_use))
         remaining = list(remaining)
         out = docs
+        stages: list = []
         if remaining:
             pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                     extra_stages=TS_EXTRA_STAGES, collation=coll)
-            out = run_pipeline(remaining, docs, pctx)
+            stages = pipeline_mod.parse_pipeline(remaining, pctx)
+            out = pipeline_mod.chain(stages, docs)
         pipeline_mod.check_expanded_length(whole)  # (once every stage has parsed)
-        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved), coll
+        return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved,
+                          stages=stages), coll
     full = resolved.pipeline + list(pipeline)
     stats: dict = {}
     if C.is_buckets_collection(name, info):
@@ -368,7 +372,9 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
-        return ReadResult(run_pipeline(full, source, pctx), Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
+        stages = pipeline_mod.parse_pipeline(full, pctx)
+        return ReadResult(pipeline_mod.chain(stages, source), Plan("COLLSCAN"), full, stats, None, ns,
+                          target=resolved, stages=stages), coll
     if info is None:
         source = iter(())
         plan = Plan("COLLSCAN")
@@ -413,8 +419,9 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         return ReadResult(source, plan, full, stats, None, ns, target=resolved), coll
     pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
                             collation=coll)
-    out = run_pipeline(full, source, pctx)
-    return ReadResult(out, plan, full, stats, None, ns, target=resolved), coll
+    stages = pipeline_mod.parse_pipeline(full, pctx)
+    return ReadResult(pipeline_mod.chain(stages, source), plan, full, stats, None, ns, target=resolved,
+                      stages=stages), coll
 
 
 def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:

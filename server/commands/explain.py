@@ -17,14 +17,19 @@ on (``collections.open_read`` / ``run_find``).
   classic engine's) is explained like a find, with ``optimizedPipeline: true`` and no ``stages``
   (run_aggregate.cpp ``canOptimizeAwayPipeline``); any other keeps ``stages``, the leading ``$match``
   being the ``$cursor``'s filter rather than a stage of its own.
+- At ``executionStats`` / ``allPlansExecution`` the read runs inside ``pipeline.collecting_stats()`` and
+  each stage after ``$cursor`` shows what it did (its ``Stage.stats``: ``nReturned``,
+  ``executionTimeMillisEstimate``, ``$group``/``$sort``/``$_internalSetWindowFields`` their spills and
+  bytes; ``query.explain``); the ``$cursor``'s ``nReturned`` is what the query layer passed on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from tidemark import collections as access
 from tidemark.arguments import check_command, check_fields
@@ -43,6 +48,7 @@ from tidemark.query.count_scan import CountScan, count_scan_of
 from tidemark.query.explain_size import fit_explain
 from tidemark.query.expressions import evaluate_let
 from tidemark.query.memory import LOOKUP_LIMIT, MIB
+from tidemark.query.pipeline import PipelineContext, collecting_stats
 from tidemark.query.project import distinct_projection, keeps_sort_fields, projection_stage
 from tidemark.query.pushdown import FindShape, query_layer_shape
 from tidemark.query.update import apply_update
@@ -90,6 +96,13 @@ def _stage_list(pipeline: list[dict], db: str | None = None) -> list[dict]:
         raise
     except Exception:  # noqa: BLE001 - explain of the raw spec is still informative
         return [dict(s) for s in pipeline]
+
+
+def _executed(stages: list, db: str | None) -> list[dict]:
+    """The stages that ran, each with what it did (its ``Stage.stats``: mongod's execution statistics)."""
+    from tidemark.query.explain import explain_stages
+
+    return explain_stages(stages, PipelineContext(db=db, check_variables=False), executed=True) if stages else []
 
 
 def _exec_stats(n: int, millis: int, stats: dict) -> dict:
@@ -154,6 +167,11 @@ async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pip
     def work():
         if name is None:
             return None
+        # an explain that executes counts what each stage returns and its time (Stage.stats)
+        with collecting_stats() if verbosity != "queryPlanner" else contextlib.nullcontext():
+            return read(name)
+
+    def read(name: str):
         with not_counted():  # explain is no index access ($indexStats)
             res = access.open_read(ctx.server, db, name, read_pipeline, hint=cmd.get("hint"), ctx=ctx,
                                    variables=C.command_variables(cmd, "aggregate"),
@@ -187,7 +205,9 @@ async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pip
         options = ts_ddl.stored_options(res.target.buckets_info)
         fixed = options is not None and options.granularity is None and \
             options.bucket_rounding_seconds == options.bucket_max_span_seconds
-        stages = ts.explain_stages(buckets_ns, res.ts_info, _stage_list(res.pipeline + writing, db), n, millis,
+        shown = _executed(res.stages, db) + _stage_list(writing, db) if n is not None and res.stages \
+            else _stage_list(res.pipeline + writing, db)
+        stages = ts.explain_stages(buckets_ns, res.ts_info, shown, n, millis,
                                    verbosity,
                                    fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, **_server_sections(ctx.server), "command": echoed}
@@ -201,19 +221,29 @@ async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pip
     stages = list(res.pipeline) + writing
     absorbed = res.plan is not None and res.plan.kind != "GEO_NEAR" and bool(stages) and \
         isinstance(stages[0], dict) and "$match" in stages[0]
+    parsed = list(res.stages)
+    cursor_n = n
     if absorbed:  # the plan's filter: mongod's $cursor absorbs the leading $match (no stage of its own)
         flt = stages.pop(0)["$match"]
+        if parsed and parsed[0].name == "$match":  # what the query layer returns is what it passed on
+            cursor_n = parsed.pop(0).stats.returned if n is not None else None
+    elif parsed and n is not None and res.plan is not None and res.plan.kind in ("COLLSCAN", "IXSCAN") \
+            and "docs" in res.stats:
+        cursor_n = res.stats["docs"]  # no filter: the query layer returns every document it examines
     planner_doc: dict[str, Any] = {"namespace": ns, "indexFilterSet": False, "parsedQuery": flt or {},
                    "winningPlan": res.plan.explain(sort=sort, filter=flt, memory_limit=_sort_memory(ctx))
                    if res.plan else dict(_EOF),
                    "rejectedPlans": []}
     cursor_stage = {"$cursor": {"queryPlanner": planner_doc}}
+    shown = _stage_list(stages, db) if stages else []
     if n is not None:
-        execution = _exec_stats(n, millis, res.stats)
+        execution = _exec_stats(cast(int, cursor_n), millis, res.stats)
         if error is not None:
             execution.update(executionSuccess=False, errorMessage=error.message, errorCode=error.code)
         cursor_stage["$cursor"]["executionStats"] = _with_all_plans(execution, verbosity)
-    return {"explainVersion": "1", "stages": [cursor_stage, *(_stage_list(stages, db) if stages else [])],
+        if parsed:
+            shown = _executed(parsed, db) + (_stage_list(writing, db) if writing else [])
+    return {"explainVersion": "1", "stages": [cursor_stage, *shown],
             **_server_sections(ctx.server), "command": echoed}
 
 

@@ -7,6 +7,14 @@ as mongod prints them in ``explain.stages`` / ``queryPlanner``: a ``$sort`` abso
 ``$sortByCount`` and ``$count`` are shown as the ``$group`` (+ ``$sort``/``$project``) they stand
 for, ``$replaceWith`` as ``$replaceRoot``, ``$unset`` as an exclusion ``$project``. The command layer puts these
 after its own ``$cursor``/queryPlanner section.
+
+``executed=True`` (an explain at executionStats / allPlansExecution, of stages that ran inside
+``pipeline.collecting_stats``) adds what each stage did, read from its ``Stage.stats``, as mongod 7.0's
+serialize at kExecStats: the stage's own statistics (``$group``: document_source_group_base.cpp;
+``$sort``: document_source_sort.cpp; ``$_internalSetWindowFields``: document_source_set_window_fields.cpp),
+then ``nReturned`` and ``executionTimeMillisEstimate`` (pipeline.cpp appendCommonExecStats; time
+counted with the stages before it). A stage explain shows as several (``$sortByCount``: ``$group``,
+``$sort``) gives each of them its counts.
 """
 
 from __future__ import annotations
@@ -17,22 +25,50 @@ from typing import Any, cast
 from bson.int64 import Int64
 
 from tidemark.query import desugar
-from tidemark.query.pipeline import PipelineContext, Stage, parse_pipeline
+from tidemark.query.pipeline import PipelineContext, Stage, StageStats, parse_pipeline
 from tidemark.query.stage_write import merge_options
 
 __all__ = ["explain_stages"]
 
 
-def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineContext | None = None) -> list[dict]:
-    """One ``{name: spec}`` per stage, in order (deep copies: callers may encode or mutate them)."""
+def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineContext | None = None, *,
+                   executed: bool = False) -> list[dict]:
+    """One ``{name: spec}`` per stage, in order (deep copies: callers may encode or mutate them);
+    ``executed``: with each stage's execution statistics (see the module)."""
     stages = cast("list[Stage]", parsed_pipeline)
     if parsed_pipeline and not isinstance(parsed_pipeline[0], Stage):
         stages = parse_pipeline(list(parsed_pipeline), ctx)
     out: list[dict] = []
     db = ctx.db if ctx is not None else None
     for stage in stages:
-        out.extend(_describe(stage, db))
+        described = _describe(stage, db)
+        if executed:
+            for doc in described:
+                doc.update(_specific_stats(next(iter(doc)), stage))
+                doc.update(nReturned=Int64(stage.stats.returned),
+                           executionTimeMillisEstimate=Int64(int(stage.stats.seconds * 1000)))
+        out.extend(described)
     return out
+
+
+def _specific_stats(shown: str, stage: Stage) -> dict[str, Any]:
+    """The statistics mongod 7.0 adds for the stage it shows as ``shown`` (in its order)."""
+    stats: StageStats = stage.stats
+    if shown == "$group" and stage.name == "$group":
+        fields = getattr(stage, "fields", ())  # (a fused lastpoint $group keeps no accumulator state)
+        return {"maxAccumulatorMemoryUsageBytes": {name: Int64(stats.accumulator_bytes.get(name, 0))
+                                                   for name, _ in fields},
+                "totalOutputDataSizeBytes": Int64(stats.output_bytes),
+                "usedDisk": stats.spills > 0, "spills": Int64(stats.spills),
+                "spilledDataStorageSize": Int64(stats.spilled_storage),
+                "numBytesSpilledEstimate": Int64(stats.spilled_bytes),
+                "spilledRecords": Int64(stats.spilled_records)}
+    if shown == "$sort" and stage.name == "$sort":
+        return {"totalDataSizeSortedBytesEstimate": Int64(stats.data_bytes), "usedDisk": stats.spills > 0,
+                "spills": Int64(stats.spills), "spilledDataStorageSize": Int64(stats.spilled_storage)}
+    if shown == "$_internalSetWindowFields":
+        return {"maxTotalMemoryUsageBytes": Int64(stats.data_bytes), "usedDisk": stats.spills > 0}
+    return {}
 
 
 def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:

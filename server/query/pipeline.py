@@ -17,7 +17,10 @@ Stage, or simply an ``apply(iterator) -> iterator`` callable, which is wrapped a
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as _dt
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +30,7 @@ from tidemark.query import desugar
 from tidemark.query.docmeta import META_VAR
 from tidemark.query.expressions import defined_variables
 
-__all__ = ["PipelineContext", "Stage", "parse_pipeline", "run_pipeline", "STAGES"]
+__all__ = ["PipelineContext", "Stage", "StageStats", "collecting", "collecting_stats", "parse_pipeline", "run_pipeline", "STAGES"]
 
 
 @dataclass
@@ -83,23 +86,96 @@ class PipelineContext:
         return PipelineContext(**values)
 
 
-class Stage:
-    """One parsed stage. ``apply`` maps an iterator of documents to an iterator of documents."""
+class StageStats:
+    """What one stage did, for an explain at executionStats / allPlansExecution (mongod's CommonStats
+    and the stage's own SpecificStats). The one place a stage's statistics live: the stage object's
+    ``stats``. Counters only, written by the stage where the work happens (a spill, the end of a
+    sort); ``returned`` and ``seconds`` are counted by :meth:`Stage.apply` only while
+    :func:`collecting_stats` is on, so a run that is not explained pays nothing per document."""
 
-    __slots__ = ("name", "spec", "_apply", "blocking")
+    __slots__ = ("returned", "seconds", "spills", "spilled_records", "spilled_bytes", "spilled_storage",
+                 "data_bytes", "output_bytes", "accumulator_bytes")
+
+    def __init__(self) -> None:
+        self.returned = 0  # documents the stage passed on (nReturned)
+        self.seconds = 0.0  # time spent producing them, its inputs' included (executionTimeMillisEstimate)
+        self.spills = 0  # times it wrote its buffered state to disk
+        self.spilled_records = 0  # documents / states written to disk
+        self.spilled_bytes = 0  # bytes of them (mongod's estimate: their in-memory size)
+        self.spilled_storage = 0  # bytes of the files written (spilledDataStorageSize)
+        self.data_bytes = 0  # bytes of documents a sort buffered (totalDataSizeSortedBytesEstimate)
+        self.output_bytes = 0  # bytes of the documents it made ($group's totalOutputDataSizeBytes)
+        self.accumulator_bytes: dict[str, int] = {}  # peak bytes per accumulated field ($group)
+
+    def note_spill(self, records: int, size: int, storage: int) -> None:
+        self.spills += 1
+        self.spilled_records += records
+        self.spilled_bytes += size
+        self.spilled_storage += storage
+
+
+# Whether the stages applied now count what they return and the time it takes (an explain that
+# executes: commands.explain turns it on around the read it runs).
+_COLLECTING: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_stage_stats", default=False)
+
+
+@contextlib.contextmanager
+def collecting_stats() -> Iterator[None]:
+    """Stages applied (and sub-pipelines run) inside count ``returned`` and ``seconds``."""
+    token = _COLLECTING.set(True)
+    try:
+        yield
+    finally:
+        _COLLECTING.reset(token)
+
+
+def collecting() -> bool:
+    """Whether stages count their statistics now (an explain that executes): what a stage checks once
+    before work only an explain needs (the sizes of its output, its accumulators' memory)."""
+    return _COLLECTING.get()
+
+
+class Stage:
+    """One parsed stage. ``apply`` maps an iterator of documents to an iterator of documents;
+    ``stats`` is what it did (:class:`StageStats`)."""
+
+    __slots__ = ("name", "spec", "_apply", "blocking", "stats")
 
     def __init__(self, name: str, spec: Any, apply: Callable[[Iterator[dict]], Iterator[dict]],
-                 *, blocking: bool = False):
+                 *, blocking: bool = False, stats: StageStats | None = None):
         self.name = name
         self.spec = spec
         self._apply = apply
         self.blocking = blocking
+        self.stats = StageStats() if stats is None else stats
 
     def apply(self, docs: Iterator[dict]) -> Iterator[dict]:
+        if _COLLECTING.get():  # (once per run of the stage: nothing per document otherwise)
+            return _counted(self._apply(docs), self.stats)
         return self._apply(docs)
 
     def __repr__(self) -> str:
         return f"Stage({self.name})"
+
+
+def _counted(docs: Iterator[dict], stats: StageStats) -> Iterator[dict]:
+    """``docs``, counting them into ``stats.returned`` and the time spent drawing them (the stages
+    before included, as mongod's executionTimeMillisEstimate) into ``stats.seconds``."""
+    clock = time.perf_counter
+    it = iter(docs)
+    while True:
+        start = clock()
+        try:
+            doc = next(it)
+        except StopIteration:
+            stats.seconds += clock() - start
+            return
+        except BaseException:
+            stats.seconds += clock() - start
+            raise
+        stats.seconds += clock() - start
+        stats.returned += 1
+        yield doc
 
 
 # Stage parsers, explicitly listed (nothing registers itself): name -> parse(spec, ctx) -> Stage.
@@ -301,10 +377,10 @@ def _keeping_meta(stage: Stage, meta: Any) -> Stage:
     (only for reads that carry a DocMeta table)."""
     def apply(docs: Iterator[dict]) -> Iterator[dict]:
         for doc in docs:
-            for out in stage.apply(iter((doc,))):
+            for out in stage._apply(iter((doc,))):  # (counted once, by the Stage returned)
                 meta.hand_on(doc, out)
                 yield out
-    return Stage(stage.name, stage.spec, apply, blocking=stage.blocking)
+    return Stage(stage.name, stage.spec, apply, blocking=stage.blocking, stats=stage.stats)
 
 
 # mongod's refusal of $near/$nearSphere in a filter that cannot sort ($match, restrictSearchWithMatch).

@@ -569,10 +569,12 @@ def sort_documents(
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
     collation: Any = None,
     meta: Any = None,
+    stats: Any = None,
 ) -> Iterable[Any]:
     """Sort ``docs`` by ``spec`` (stable); keep only the first ``limit`` when given; strings
     compare under ``collation`` (None: simple); ``meta`` is the read's DocMeta for ``$meta`` fields.
-    A list, unless runs were spilled to disk (then a lazy merge of them)."""
+    A list, unless runs were spilled to disk (then a lazy merge of them). ``stats``: the $sort stage's
+    ``pipeline.StageStats``, told the bytes sorted and each spill (explain)."""
     fields = parse_sort(spec, allow_meta=True) if isinstance(spec, Mapping) else list(spec)
     check = _parallel_check(fields)
     if meta is not None and "sortKey" in meta.wants:
@@ -587,17 +589,19 @@ def sort_documents(
             def key(doc: Any) -> tuple:
                 check(doc)
                 return plain_key(doc)
-        kept = _top_k(docs, key, limit, allow_disk_use, memory_limit)
+        kept = _top_k(docs, key, limit, allow_disk_use, memory_limit, stats)
         if not isinstance(kept, _Outgrown):
             return kept
-        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check, meta),
-                                limit)
-    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check, meta)
+        if stats is not None:  # (counted again as the full sort buffers them)
+            stats.data_bytes = 0
+        return itertools.islice(_full_sort(kept.docs, fields, allow_disk_use, memory_limit, collation, check, meta,
+                                           stats), limit)
+    return _full_sort(docs, fields, allow_disk_use, memory_limit, collation, check, meta, stats)
 
 
 def _full_sort(docs: Iterable[Any], fields: list[tuple[str, Any]], allow_disk_use: bool,
                memory_limit: int, collation: Any, check: Callable[[Any], None] | None = None,
-               meta: Any = None) -> Iterable[Any]:
+               meta: Any = None, stats: Any = None) -> Iterable[Any]:
     if any(type(d) is str for _, d in fields):  # a $meta field: keys read the read's DocMeta
         meta_key = make_sort_key(fields, collation, meta)
 
@@ -622,10 +626,14 @@ def _full_sort(docs: Iterable[Any], fields: list[tuple[str, Any]], allow_disk_us
         if used > memory_limit:
             if not allow_disk_use:
                 raise sort_limit_error(memory_limit)
-            runs.append(spill.write_run(in_order(buffered), meta))
+            runs.append(spill.write_run(in_order(buffered), meta, stats, used))
+            if stats is not None:
+                stats.data_bytes += used
             buffered, used = [], 0
         buffered.append(doc)
     ordered = in_order(buffered)
+    if stats is not None:
+        stats.data_bytes += used
     if not runs:
         return ordered
     return spill.merge(runs, ordered, make_sort_key(fields, collation, meta), meta)
@@ -685,12 +693,14 @@ class _Outgrown:
         self.docs = docs
 
 
-def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, memory_limit: int) -> list | _Outgrown:
+def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, memory_limit: int,
+           stats: Any = None) -> list | _Outgrown:
     # Max-heap of the best k by (key, arrival): entries are (inverted key, -seq, doc); the root
     # is the current worst kept document, replaced when a better one arrives.
     heap: list = []
     sizes: dict[int, int] = {}
     used = 0
+    total = 0  # the bytes of every document the heap took (the stage's bytes sorted)
     counter = itertools.count()
     docs = iter(docs)
     for doc in docs:
@@ -707,10 +717,13 @@ def _top_k(docs: Iterable[Any], key: Callable, k: int, allow_disk_use: bool, mem
         size = estimate_size(doc)
         sizes[seq] = size
         used += size
+        total += size
         if used > memory_limit:
             if not allow_disk_use:
                 raise sort_limit_error(memory_limit)
             heap.sort(key=lambda e: e[1])  # arrival order: the external sort stays stable
             return _Outgrown(itertools.chain((e[2] for e in heap), docs))
+    if stats is not None:
+        stats.data_bytes += total
     heap.sort(key=lambda e: e[0].key)
     return [e[2] for e in heap]

@@ -50,16 +50,23 @@ def new_file() -> IO[bytes]:
     return tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - the caller owns it
 
 
-def write_run(docs: Iterable[dict], meta: DocMeta | None = None) -> IO[bytes]:
+def write_run(docs: Iterable[dict], meta: DocMeta | None = None, stats: Any = None, size: int = 0) -> IO[bytes]:
     """Write ``docs`` (already sorted) to an anonymous temporary file; returns it rewound. With the
-    read's ``meta``, each document's metadata goes with it (read back by ``merge`` given the same)."""
+    read's ``meta``, each document's metadata goes with it (read back by ``merge`` given the same).
+    ``stats``: the spilling stage's ``pipeline.StageStats``, told the spill (``size``: the bytes the
+    stage counted in memory for these documents; the file's own size is its storage size)."""
     run = new_file()
+    records = 0
     try:
         for doc in docs:
             tick()
             run.write(encode_in_order(doc))
+            records += 1
             if meta is not None:
                 run.write(encode_in_order(meta.take(doc)))
+        if stats is not None:
+            storage = run.tell()
+            stats.note_spill(records, size or storage, storage)
         run.seek(0)
     except BaseException:  # an interruption (killOp, maxTimeMS) too: the file is closed, then re-raised
         run.close()
@@ -94,13 +101,15 @@ def merge(runs: list[IO[bytes]], rest: list[dict], key: Callable[[Any], Any],
 
 
 def sort_rows(rows: Iterable[tuple[Any, Any, dict]], key_of: Callable[[Any, dict], Any], limit: int,
-              allow_disk_use: bool, over_limit: Callable[[], Exception]) -> Iterator[tuple[Any, Any, dict]]:
+              allow_disk_use: bool, over_limit: Callable[[], Exception],
+              stats: Any = None) -> Iterator[tuple[Any, Any, dict]]:
     """``(key, value, document)`` rows in ``key`` order, ties in input order, as mongod's Sorter gives
     them (a stage that sorts on a computed value: $bucketAuto's groupBy, $setWindowFields' partition):
     the rows are buffered, and past ``limit`` bytes either ``over_limit()`` is raised (no allowDiskUse)
     or the buffer is written sorted as a run of ``{v: value, d: document}`` and buffering starts again;
     the runs and the rest are then merged, one row per run in memory (``key_of(value, document)`` gives
-    a row read back its key again). Buffers everything before it returns."""
+    a row read back its key again). Buffers everything before it returns. ``stats``: the stage's
+    ``pipeline.StageStats``, told each spill."""
     buffered: list[tuple[Any, Any, dict]] = []
     runs: list[IO[bytes]] = []
     used = 0
@@ -112,7 +121,7 @@ def sort_rows(rows: Iterable[tuple[Any, Any, dict]], key_of: Callable[[Any, dict
                 if not allow_disk_use:
                     raise over_limit()
                 buffered.sort(key=_row_key)
-                runs.append(write_run({"v": v, "d": d} for _, v, d in buffered))
+                runs.append(write_run(({"v": v, "d": d} for _, v, d in buffered), None, stats, used))
                 buffered, used = [], 0
     except BaseException:
         for run in runs:
@@ -134,9 +143,10 @@ class Spool:
     many times as needed (one reading at a time; nothing is written after the first reading). Holds
     nothing in memory but a read buffer; ``close()`` drops the file (a crash leaves nothing: unlinked)."""
 
-    def __init__(self, docs: Iterable[dict] = ()):
+    def __init__(self, docs: Iterable[dict] = (), stats: Any = None):
         self._file = new_file()
         self._count = 0
+        self._stats = stats  # the spilling stage's ``pipeline.StageStats``, told the spill when closed
         try:
             self.extend(docs)
         except BaseException:  # an interruption too: the file is closed, then re-raised
@@ -162,4 +172,7 @@ class Spool:
                 yield doc
 
     def close(self) -> None:
+        if self._stats is not None and not self._file.closed:
+            storage = self._file.seek(0, os.SEEK_END)
+            self._stats.note_spill(self._count, storage, storage)
         self._file.close()

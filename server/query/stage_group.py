@@ -37,7 +37,7 @@ import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal, localcontext
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from bson.decimal128 import Decimal128, create_decimal128_context
 
@@ -51,7 +51,7 @@ from tidemark.query.interrupt import tick
 from tidemark.query.javascript import JsFunction
 from tidemark.query.memory import approx_size as _approx_size
 from tidemark.query.memory import stage_limit_error
-from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.pipeline import PipelineContext, Stage, StageStats, collecting
 from tidemark.query.sort import make_sort_key, sort_limit_error
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, canonical_type_order, compare, sort_key
@@ -174,8 +174,13 @@ class _Groups:
     limit with allowDiskUse the groups spill (see the module); ``on_spill`` is told when they have
     (a caller holding accumulators of ``groups`` drops them)."""
 
-    def __init__(self, id_fn, fields, ctx: PipelineContext, on_spill: Callable[[], None] | None = None):
+    def __init__(self, id_fn, fields, ctx: PipelineContext, on_spill: Callable[[], None] | None = None,
+                 stats: StageStats | None = None):
         self.id_fn, self.fields, self.ctx = id_fn, fields, ctx
+        # the $group stage's statistics: told each spill; with ``collecting()`` (an explain that runs)
+        # also each accumulated field's peak bytes and the bytes of the output
+        self.stats = stats if stats is not None and collecting() else None
+        self._spill_stats = stats
         self.groups: dict[Any, tuple[Any, list[Any]]] = {}  # group key -> (_id, accumulators)
         self.used = 0
         self.collated_key = None if ctx.collation is None else group_key_for(ctx.collation)
@@ -194,8 +199,25 @@ class _Groups:
         while True:
             chunk = list(itertools.islice(it, self._CHUNK))
             if not chunk:
+                if self.stats is not None:
+                    self._note_accumulator_bytes()
                 return
             self._add_chunk(chunk)
+
+    # what mongod's memory tracker charges an accumulator of fixed size ($sum, $avg...) per group
+    _FIXED_STATE_BYTES = 64
+
+    def _note_accumulator_bytes(self) -> None:
+        """Each accumulated field's bytes over the groups in memory now, kept when a peak (explain's
+        maxAccumulatorMemoryUsageBytes; only while an explain runs: a pass over the groups)."""
+        peaks = cast(StageStats, self.stats).accumulator_bytes
+        totals = [0] * len(self.fields)
+        for _, accs in self.groups.values():
+            for i, acc in enumerate(accs):
+                totals[i] += self._FIXED_STATE_BYTES + (acc.memory() if acc.sized else 0)
+        for (name, _), total in zip(self.fields, totals, strict=True):
+            if total > peaks.get(name, 0):
+                peaks[name] = total
 
     def _add_chunk(self, chunk: list) -> None:
         variables = self.ctx.variables
@@ -256,6 +278,8 @@ class _Groups:
             parts[hash(key) % _PARTITIONS].append((key, entry))
         if not self.spilled:  # (released when these groups are gone, read back or not)
             weakref.finalize(self, _release, self._held)
+        if self.stats is not None:
+            self._note_accumulator_bytes()
         file = spill.new_file()
         offsets = []
         try:
@@ -272,16 +296,21 @@ class _Groups:
             file.close()
             raise
         self.spilled.append((file, offsets))
+        if self._spill_stats is not None:
+            self._spill_stats.note_spill(len(self.groups), self.used, file.tell())
         self.groups, self.used = {}, 0
         if self.on_spill is not None:
             self.on_spill()
 
     def results(self) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]
+        stats = self.stats
         for idv, accs in self._merged() if self.spilled else self.groups.values():
             out = {"_id": None if idv is MISSING else idv}
             for name, acc in zip(names, accs, strict=True):
                 out[name] = acc.result()
+            if stats is not None:
+                stats.output_bytes += _approx_size(out)
             yield out
 
     def _merged(self) -> Iterator[tuple[Any, list[Any]]]:
@@ -334,7 +363,7 @@ class GroupStage(Stage):
         return self._grouped(docs)
 
     def _grouped(self, docs):
-        groups = _Groups(self.id_fn, self.fields, self.ctx)
+        groups = _Groups(self.id_fn, self.fields, self.ctx, stats=self.stats)
         groups.add_all(docs)
         yield from groups.results()
 

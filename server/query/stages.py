@@ -514,7 +514,7 @@ class SortStage(Stage):
             return
         yield from sort_documents(docs, self.sort_spec, limit=self.limit, allow_disk_use=self.ctx.allow_disk_use,
                                   memory_limit=self.ctx.memory_limit, collation=self.ctx.collation,
-                                  meta=docmeta.table(self.ctx.variables))
+                                  meta=docmeta.table(self.ctx.variables), stats=self.stats)
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:

@@ -38,7 +38,7 @@ from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num
 from tidemark.query.expressions import compile_expression, is_constant
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import approx_size, stage_limit_error
-from tidemark.query.pipeline import PipelineContext, Stage
+from tidemark.query.pipeline import PipelineContext, Stage, StageStats
 from tidemark.query.sort import make_sort_key, parse_sort
 from tidemark.query.spill import Spool, sort_rows
 from tidemark.query.stage_group import group_key_for
@@ -336,6 +336,7 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
     if partition_fn is not None and is_constant(spec["partitionBy"]) and type(partition_fn({}, {})) is list:
         raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
     variables = ctx.variables
+    stats = StageStats()  # the stage's (explain): its spills, and the bytes it buffered at most
 
     def partitions_of(docs):
         """Each partition's documents in order, with the budget its window functions' kept values are
@@ -351,13 +352,14 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             tick()
             used += approx_size(d, limit)
             if used > limit:
+                stats.data_bytes = max(stats.data_bytes, limit)
                 if sort_key_fn is None and partition_fn is None:  # mongod inserts no $sort: one partition
-                    yield from _one_partition(_chained(partitions, d, docs), ctx)
+                    yield from _one_partition(_chained(partitions, d, docs), ctx, stats)
                     return
                 if not ctx.allow_disk_use:  # the inserted $sort's answer
                     raise stage_limit_error("$sort", limit, False)
-                for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx):
-                    yield from _one_partition(rows, ctx)
+                for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx, stats):
+                    yield from _one_partition(rows, ctx, stats)
                 return
             pv = partition_fn(d, variables) if partition_fn else None
             if type(pv) is list:
@@ -369,12 +371,13 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             entry[1].append(d)
         ordered = sorted(partitions.values(), key=lambda e: sort_key(None if e[0] is MISSING else e[0])) \
             if partition_fn else list(partitions.values())
+        stats.data_bytes = max(stats.data_bytes, used)
         near = used > window_limit // 2  # else no partition can come near the window limit
         for _, rows in ordered:
             if sort_key_fn is not None:
                 rows.sort(key=sort_key_fn)
             if near:
-                yield from _one_partition(rows, ctx)
+                yield from _one_partition(rows, ctx, stats)
             else:
                 yield rows, None
 
@@ -388,7 +391,7 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
                 if out is d:
                     out = dict(d)
                 yield out
-    return Stage("$setWindowFields", spec, apply, blocking=True)
+    return Stage("$setWindowFields", spec, apply, blocking=True, stats=stats)
 
 
 def _state_error(used: int, limit: int) -> MongoError:
@@ -396,7 +399,7 @@ def _state_error(used: int, limit: int) -> MongoError:
                                f"max allowed is {limit}")
 
 
-def _one_partition(rows, ctx: PipelineContext):
+def _one_partition(rows, ctx: PipelineContext, stats: StageStats | None = None):
     """One partition (its documents in order: a list, or an iterator) near or past the window memory limit
     (``internalDocumentSourceSetWindowFieldsMaxMemoryBytes``), as mongod's SpillableCache and memory
     tracker: documents past the limit without allowDiskUse are 5643011; with it the partition goes to a
@@ -418,7 +421,7 @@ def _one_partition(rows, ctx: PipelineContext):
         return
     if not ctx.allow_disk_use:
         raise MongoError(5643011, "Exceeded max memory. Set 'allowDiskUse: true' to spill to disk")
-    spool = Spool(buffered)
+    spool = Spool(buffered, stats)
     try:
         buffered = []
         spool.extend(rows)
@@ -438,7 +441,8 @@ def _chained(partitions: dict, pending: dict, rest) -> Iterator[dict]:
     yield from rest
 
 
-def _sorted_partitions(partitions: dict, pending: dict, rest, partition_fn, sort_key_fn, ctx: PipelineContext):
+def _sorted_partitions(partitions: dict, pending: dict, rest, partition_fn, sort_key_fn, ctx: PipelineContext,
+                       stats: StageStats | None = None):
     """Past the sort's memory limit with allowDiskUse: every document (the ones buffered by partition,
     ``pending``, the rest) sorted on disk as mongod's inserted $sort spills (``spill.sort_rows``) by
     (partition value, partition first seen, sortBy): the in-memory order exactly. Yields each partition's
@@ -473,7 +477,8 @@ def _sorted_partitions(partitions: dict, pending: dict, rest, partition_fn, sort
             i = number(group_key(pv), pv)
             yield key_of(i, d), i, d
 
-    ordered = sort_rows(rows(), key_of, ctx.memory_limit, True, lambda: stage_limit_error("$sort", ctx.memory_limit, False))
+    ordered = sort_rows(rows(), key_of, ctx.memory_limit, True, lambda: stage_limit_error("$sort", ctx.memory_limit, False),
+                        stats)
     for _, group in groupby(ordered, key=_row_partition):
         yield (d for _, _, d in group)
 
