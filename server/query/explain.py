@@ -13,7 +13,10 @@ after its own ``$cursor``/queryPlanner section.
 serialize at kExecStats: the stage's own statistics (``$group``: document_source_group_base.cpp;
 ``$sort``: document_source_sort.cpp; ``$_internalSetWindowFields``: document_source_set_window_fields.cpp),
 then ``nReturned`` and ``executionTimeMillisEstimate`` (pipeline.cpp appendCommonExecStats; time
-counted with the stages before it). A stage explain shows as several (``$sortByCount``: ``$group``,
+counted with the stages before it). ``$lookup`` shows the foreign documents it read and its whole scans
+of the foreign collection (document_source_lookup.cpp appendSpecificExecStats: Tidemark reads the foreign
+collection once and joins in memory, so its counts are those of that read, not of a query per document);
+``$unionWith`` its sub-pipeline's stages as they ran. A stage explain shows as several (``$sortByCount``: ``$group``,
 ``$sort``) gives each of them its counts.
 """
 
@@ -42,6 +45,12 @@ def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineConte
     db = ctx.db if ctx is not None else None
     for stage in stages:
         described = _describe(stage, db)
+        if executed and stage.stats.sub_pipeline is not None:  # $unionWith: its sub-pipeline's stages as run
+            spec = described[0][stage.name]
+            if isinstance(spec, dict):
+                leading, sub = stage.stats.sub_pipeline
+                spec["pipeline"] = ([copy.deepcopy(leading)] if leading is not None else []) + \
+                    explain_stages(sub, ctx, executed=True)
         if executed:
             for doc in described:
                 doc.update(_specific_stats(next(iter(doc)), stage))
@@ -66,6 +75,9 @@ def _specific_stats(shown: str, stage: Stage) -> dict[str, Any]:
     if shown == "$sort" and stage.name == "$sort":
         return {"totalDataSizeSortedBytesEstimate": Int64(stats.data_bytes), "usedDisk": stats.spills > 0,
                 "spills": Int64(stats.spills), "spilledDataStorageSize": Int64(stats.spilled_storage)}
+    if shown == "$lookup":  # (document_source_lookup.cpp appendSpecificExecStats)
+        return {"totalDocsExamined": Int64(stats.docs_examined), "totalKeysExamined": Int64(0),
+                "collectionScans": Int64(stats.collection_scans), "indexesUsed": []}
     if shown == "$_internalSetWindowFields":
         return {"maxTotalMemoryUsageBytes": Int64(stats.data_bytes), "usedDisk": stats.spills > 0}
     return {}
@@ -90,6 +102,8 @@ def _describe(stage: Stage, db: str | None) -> list[dict[str, Any]]:
         return expanded
     if stage.name in ("$limit", "$skip"):
         return [{stage.name: Int64(stage.spec)}]
+    if stage.name == "$unionWith" and type(stage.spec) is str:  # (mongod serializes its spec in full)
+        return [{"$unionWith": {"coll": stage.spec, "pipeline": []}}]
     if stage.name == "$replaceWith":
         return [{"$replaceRoot": {"newRoot": copy.deepcopy(stage.spec)}}]
     if stage.name == "$unset":

@@ -94,7 +94,8 @@ class StageStats:
     :func:`collecting_stats` is on, so a run that is not explained pays nothing per document."""
 
     __slots__ = ("returned", "seconds", "spills", "spilled_records", "spilled_bytes", "spilled_storage",
-                 "data_bytes", "output_bytes", "accumulator_bytes")
+                 "data_bytes", "output_bytes", "accumulator_bytes", "docs_examined", "collection_scans",
+                 "sub_pipeline")
 
     def __init__(self) -> None:
         self.returned = 0  # documents the stage passed on (nReturned)
@@ -106,6 +107,11 @@ class StageStats:
         self.data_bytes = 0  # bytes of documents a sort buffered (totalDataSizeSortedBytesEstimate)
         self.output_bytes = 0  # bytes of the documents it made ($group's totalOutputDataSizeBytes)
         self.accumulator_bytes: dict[str, int] = {}  # peak bytes per accumulated field ($group)
+        self.docs_examined = 0  # documents of another collection it read ($lookup)
+        self.collection_scans = 0  # whole scans of another collection it made ($lookup)
+        # ($unionWith) the sub-pipeline it ran: the stage its read core answered (raw, or None), then the
+        # parsed stages, each with its own statistics
+        self.sub_pipeline: tuple[dict | None, list] | None = None
 
     def note_spill(self, records: int, size: int, storage: int) -> None:
         self.spills += 1

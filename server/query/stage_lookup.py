@@ -18,6 +18,7 @@ LiteParsed pass), then each argument in document order.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -31,9 +32,11 @@ from tidemark.query.paths import get_path_values
 from tidemark.query.pipeline import (
     PipelineContext,
     Stage,
+    StageStats,
     chain,
     check_expanded_length,
     check_shape,
+    collecting,
     parse_pipeline,
 )
 from tidemark.query.stage_group import group_key_for
@@ -193,13 +196,15 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     if whole is not None:
         check_expanded_length(whole)
 
+    stats = StageStats()  # the stage's (explain): the foreign documents it read, its whole scans
+
     def sub_source(variables: dict | None = None):
         """What the sub-pipeline reads: the foreign collection, or what its leading stage reads there."""
         if leading is None:
-            return _foreign_source(ctx, target)
+            return _examined(_foreign_source(ctx, target), stats, True)
         if ctx.query_collection is None:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{next(iter(leading))} is not supported in this context")
-        return ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, variables)
+        return _examined(ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, variables), stats, False)
 
     null_key = group_key(None)
 
@@ -243,7 +248,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         """The documents the equality join matches against: the foreign collection's, or those of the
         sub-pipeline's leading $documents."""
         if not docs_first:
-            return _foreign_source(ctx, target)
+            return _examined(_foreign_source(ctx, target), stats, True)
         return chain(parse_pipeline(cast(list, sub)[:1], ctx.child(in_lookup=True, variables=variables)), iter(()))
 
     def whole_array_keys(fdoc) -> set:
@@ -324,7 +329,23 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # pipeline._keeping_meta: that runs a stage one document at a time, which would rebuild the
     # foreign index above for each input document.
     meta = docmeta.table(ctx.variables)
-    return Stage("$lookup", spec, apply)
+    return Stage("$lookup", spec, apply, stats=stats)
+
+
+def _examined(docs: Iterable[dict], stats: StageStats, whole: bool) -> Iterable[dict]:
+    """``docs`` read from the foreign collection (``whole``: all of it, a collection scan), counted into
+    the stage's ``stats`` while an explain runs (else handed on as they are: nothing per document)."""
+    if not collecting():
+        return docs
+    if whole:
+        stats.collection_scans += 1
+    return _counting(docs, stats)
+
+
+def _counting(docs: Iterable[dict], stats: StageStats) -> Iterator[dict]:
+    for doc in docs:
+        stats.docs_examined += 1
+        yield doc
 
 
 _RANDOM_OPERATORS = frozenset({"$sample", "$rand", "$sampleRate"})
@@ -390,10 +411,13 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{next(iter(leading))} is not supported in this context")
         return ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, None)
 
+    stats = StageStats()
+    stats.sub_pipeline = (leading, stages)  # (explain shows them, with what each did)
+
     def apply(docs):
         yield from docs
         yield from chain(stages, source())
-    return Stage("$unionWith", spec, apply)
+    return Stage("$unionWith", spec, apply, stats=stats)
 
 
 def parse_facet(spec: Any, ctx: PipelineContext) -> Stage:

@@ -6,7 +6,9 @@ mongod 7.0 appends to every stage after ``$cursor`` its ``nReturned`` and ``exec
 accumulated field), ``totalOutputDataSizeBytes``, ``usedDisk``, ``spills``, ``spilledDataStorageSize``,
 ``numBytesSpilledEstimate``, ``spilledRecords``; ``$sort`` (document_source_sort.cpp)
 ``totalDataSizeSortedBytesEstimate``, ``usedDisk``, ``spills``, ``spilledDataStorageSize``;
-``$_internalSetWindowFields`` ``maxTotalMemoryUsageBytes``, ``usedDisk``. At queryPlanner none of them
+``$_internalSetWindowFields`` ``maxTotalMemoryUsageBytes``, ``usedDisk``; ``$lookup`` (document_source_lookup.cpp)
+``totalDocsExamined``, ``totalKeysExamined``, ``collectionScans``, ``indexesUsed``; ``$unionWith`` its
+sub-pipeline explained as it ran. At queryPlanner none of them
 (jstests/noPassthrough/explain_group_stage_exec_stats.js). Tidemark showed the stages' specs alone.
 
 The family: random documents and random pipelines of $match/$group/$sort/$limit/$project/$lookup/$unwind;
@@ -199,3 +201,34 @@ def test_time_series_stages_show_their_counts(db):
     assert names == ["$_internalUnpackBucket", "$addFields", "$group", "$sort"], stages
     assert [s["nReturned"] for s in stages] == [50, 50, 3, 3]
     assert set(GROUP_STATS) <= set(stages[2]) and set(SORT_STATS) <= set(stages[3])
+
+
+def test_lookup_reports_the_foreign_documents_it_read(db):
+    db.c.insert_many([{"_id": i, "k": i % 4} for i in range(10)])
+    db.f.insert_many([{"_id": i, "k": i % 4} for i in range(6)])
+    joined = {"$lookup": {"from": "f", "localField": "k", "foreignField": "k", "as": "j"}}
+    (lookup,) = _stages(_explain(db, [joined]))
+    assert list(lookup)[1:] == ["totalDocsExamined", "totalKeysExamined", "collectionScans", "indexesUsed", *COMMON]
+    # Tidemark reads the foreign collection once and joins in memory: one scan of its 6 documents
+    assert (lookup["totalDocsExamined"], lookup["totalKeysExamined"], lookup["collectionScans"],
+            lookup["indexesUsed"], lookup["nReturned"]) == (6, 0, 1, [], 10)
+    correlated = {"$lookup": {"from": "f", "let": {"v": "$k"}, "as": "j",
+                              "pipeline": [{"$match": {"$expr": {"$eq": ["$k", "$$v"]}}}]}}
+    (lookup,) = _stages(_explain(db, [{"$match": {"_id": {"$lt": 3}}}, correlated]))
+    assert lookup["nReturned"] == 3
+    assert lookup["totalDocsExamined"] >= 3 * 2 - 1, lookup  # at least each document's matches (2 or 1)
+    (lookup,) = _stages(_explain(db, [joined], "queryPlanner"))
+    assert "totalDocsExamined" not in lookup and "collectionScans" not in lookup
+
+
+def test_union_with_shows_its_sub_pipeline_as_run(db):
+    db.c.insert_many([{"_id": i, "a": i % 5} for i in range(10)])
+    db.f.insert_many([{"_id": i, "a": i} for i in range(4)])
+    pipeline = [{"$unionWith": {"coll": "f", "pipeline": [{"$group": {"_id": "$a"}}, {"$sort": {"_id": 1}}]}},
+                {"$unionWith": "f"}]
+    first, second = _stages(_explain(db, pipeline))
+    sub = first["$unionWith"]["pipeline"]
+    assert [next(iter(s)) for s in sub] == ["$group", "$sort"]
+    assert [s["nReturned"] for s in sub] == [4, 4]
+    assert first["nReturned"] == 14 and second["nReturned"] == 18
+    assert second["$unionWith"] == {"coll": "f", "pipeline": []}
