@@ -52,10 +52,11 @@ def explain_stages(parsed_pipeline: list[Stage] | list[dict], ctx: PipelineConte
                 spec["pipeline"] = ([copy.deepcopy(leading)] if leading is not None else []) + \
                     explain_stages(sub, ctx, executed=True)
         if executed:
-            for doc in described:
-                doc.update(_specific_stats(next(iter(doc)), stage))
-                doc.update(nReturned=Int64(stage.stats.returned),
-                           executionTimeMillisEstimate=Int64(int(stage.stats.seconds * 1000)))
+            parts = stage.stats.parts if len(stage.stats.parts) == len(described) else [stage] * len(described)
+            for doc, part in zip(described, parts, strict=True):
+                doc.update(_specific_stats(next(iter(doc)), part))
+                doc.update(nReturned=Int64(part.stats.returned),
+                           executionTimeMillisEstimate=Int64(int(part.stats.seconds * 1000)))
         out.extend(described)
     return out
 

@@ -95,7 +95,7 @@ class StageStats:
 
     __slots__ = ("returned", "seconds", "spills", "spilled_records", "spilled_bytes", "spilled_storage",
                  "data_bytes", "output_bytes", "accumulator_bytes", "docs_examined", "collection_scans",
-                 "sub_pipeline")
+                 "sub_pipeline", "parts")
 
     def __init__(self) -> None:
         self.returned = 0  # documents the stage passed on (nReturned)
@@ -112,6 +112,7 @@ class StageStats:
         # ($unionWith) the sub-pipeline it ran: the stage its read core answered (raw, or None), then the
         # parsed stages, each with its own statistics
         self.sub_pipeline: tuple[dict | None, list] | None = None
+        self.parts: list[Stage] = []  # the stages a stage runs as (``$sortByCount``: its $group and $sort)
 
     def note_spill(self, records: int, size: int, storage: int) -> None:
         self.spills += 1

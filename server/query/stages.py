@@ -544,7 +544,9 @@ def parse_sort_by_count(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(40149, "the sortByCount field must be specified as a string or as an object")
     group = parse_group({"_id": spec, "count": {"$sum": 1}}, ctx)
     sort = parse_sort({"count": -1}, ctx)
-    return Stage("$sortByCount", spec, lambda docs: sort.apply(group.apply(docs)), blocking=True)
+    stage = Stage("$sortByCount", spec, lambda docs: sort.apply(group.apply(docs)), blocking=True)
+    stage.stats.parts = [group, sort]  # (explain shows them, each with what it did)
+    return stage
 
 
 def parse_sample(spec: Any, ctx: PipelineContext) -> Stage:

@@ -70,6 +70,8 @@ _stage = st.one_of(
     st.builds(lambda f: {"$lookup": {"from": "f", "localField": f, "foreignField": "k", "as": "j"}}, _field),
     st.builds(lambda f, p: {"$unwind": {"path": f"${f}", "preserveNullAndEmptyArrays": p}},
               st.sampled_from(["arr", "j"]), st.booleans()),
+    st.builds(lambda f: {"$sortByCount": f"${f}"}, _field),  # (shown as its $group and $sort)
+    st.just({"$count": "n"}),
 )
 _pipelines = st.lists(_stage, min_size=1, max_size=6)
 
@@ -232,3 +234,12 @@ def test_union_with_shows_its_sub_pipeline_as_run(db):
     assert [s["nReturned"] for s in sub] == [4, 4]
     assert first["nReturned"] == 14 and second["nReturned"] == 18
     assert second["$unionWith"] == {"coll": "f", "pipeline": []}
+
+
+def test_sort_by_count_shows_its_group_and_sort(db):
+    db.c.insert_many([{"_id": i, "a": i % 4} for i in range(10)])
+    group, sort = _stages(_explain(db, [{"$sortByCount": "$a"}]))
+    assert list(group)[1:] == [*GROUP_STATS, *COMMON] and list(sort)[1:] == [*SORT_STATS, *COMMON]
+    assert set(group["maxAccumulatorMemoryUsageBytes"]) == {"count"}
+    assert group["nReturned"] == sort["nReturned"] == 4
+    assert sort["totalDataSizeSortedBytesEstimate"] > 0
