@@ -80,7 +80,8 @@ def _specific_stats(shown: str, stage: Stage) -> dict[str, Any]:
         return {"totalDocsExamined": Int64(stats.docs_examined), "totalKeysExamined": Int64(0),
                 "collectionScans": Int64(stats.collection_scans), "indexesUsed": []}
     if shown == "$_internalSetWindowFields":
-        return {"maxTotalMemoryUsageBytes": Int64(stats.data_bytes), "usedDisk": stats.spills > 0}
+        return {"maxFunctionMemoryUsageBytes": {name: Int64(n) for name, n in stats.accumulator_bytes.items()},
+                "maxTotalMemoryUsageBytes": Int64(stats.data_bytes), "usedDisk": stats.spills > 0}
     return {}
 
 

@@ -38,7 +38,7 @@ from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num
 from tidemark.query.expressions import compile_expression, is_constant
 from tidemark.query.interrupt import tick
 from tidemark.query.memory import approx_size, stage_limit_error
-from tidemark.query.pipeline import PipelineContext, Stage, StageStats
+from tidemark.query.pipeline import PipelineContext, Stage, StageStats, collecting
 from tidemark.query.sort import make_sort_key, parse_sort
 from tidemark.query.spill import Spool, sort_rows
 from tidemark.query.stage_group import group_key_for
@@ -382,8 +382,11 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
                 yield rows, None
 
     def apply(docs):
+        # while an explain runs: each function's bytes at the end of each partition, the largest kept
+        # (maxFunctionMemoryUsageBytes; read once per partition, nothing per document)
+        peaks = stats.accumulator_bytes if collecting() else None
         for rows, budget in partitions_of(docs):  # rows: a list, or a ``spill.Spool`` read back in order
-            columns = [_compute(o, rows, variables, budget) for o in outputs]
+            columns = [_compute(o, rows, variables, budget, peaks) for o in outputs]
             for i, d in enumerate(rows):
                 out = d
                 for o, col in zip(outputs, columns, strict=True):
@@ -491,11 +494,15 @@ def _sort_value(doc, sort_fields):
     return traverse(doc, sort_fields[0][0].split("."))
 
 
-def _compute(o: _Output, rows, variables: dict, budget: tuple[int, int] | None = None) -> list:
+def _compute(o: _Output, rows, variables: dict, budget: tuple[int, int] | None = None,
+             peaks: dict[str, int] | None = None) -> list:
     """One output's column over the partition's ``rows`` (read in order, as many times as needed);
     ``budget``: (bytes the partition holds in memory, the limit) an accumulator's kept values are checked
-    against (None: unchecked)."""
+    against (None: unchecked); ``peaks``: the stage's per-function bytes, updated (explain)."""
     op = o.op
+    if peaks is not None:
+        name = ".".join(o.parts)
+        peaks[name] = max(peaks.get(name, 0), _FUNCTION_STATE_BYTES)
     out: list[Any]
     prev: Any
     n = len(rows)
@@ -535,7 +542,10 @@ def _compute(o: _Output, rows, variables: dict, budget: tuple[int, int] | None =
     if op == "$integral":
         points = [integral_point(_sort_value(d, o.sort_fields), o.fn(d, variables), o.unit) for d in rows]
         return [integral(points[a:b], o.unit) for a, b in bounds]
-    return _accumulate(o.acc, rows, bounds, variables, budget)
+    return _accumulate(o.acc, rows, bounds, variables, budget, peaks, ".".join(o.parts) if peaks is not None else "")
+
+
+_FUNCTION_STATE_BYTES = 64  # what a window function's own state is charged beside the values it keeps
 
 
 def _none(v):
@@ -605,7 +615,7 @@ def _offset(cur, delta, unit):
     return dates.date_add(cur, unit, cast(int, int_arg(delta)))  # with a unit, a bound is an integer (_parse_bound)
 
 
-def _accumulate(spec, rows, bounds, variables, budget=None) -> list:
+def _accumulate(spec, rows, bounds, variables, budget=None, peaks=None, name="") -> list:
     values = [spec.evaluate(d, variables) for d in rows]
     out = []
     acc = None
@@ -624,6 +634,8 @@ def _accumulate(spec, rows, bounds, variables, budget=None) -> list:
         if budget is not None and acc.sized and budget[0] + acc.memory() > budget[1]:
             raise _state_error(budget[0] + acc.memory(), budget[1])
         out.append(acc.result())
+    if peaks is not None and acc is not None and acc.sized:  # (its last window: the largest, unbounded)
+        peaks[name] = max(peaks[name], _FUNCTION_STATE_BYTES + acc.memory())
     return out
 
 

@@ -6,7 +6,8 @@ mongod 7.0 appends to every stage after ``$cursor`` its ``nReturned`` and ``exec
 accumulated field), ``totalOutputDataSizeBytes``, ``usedDisk``, ``spills``, ``spilledDataStorageSize``,
 ``numBytesSpilledEstimate``, ``spilledRecords``; ``$sort`` (document_source_sort.cpp)
 ``totalDataSizeSortedBytesEstimate``, ``usedDisk``, ``spills``, ``spilledDataStorageSize``;
-``$_internalSetWindowFields`` ``maxTotalMemoryUsageBytes``, ``usedDisk``; ``$lookup`` (document_source_lookup.cpp)
+``$_internalSetWindowFields`` ``maxFunctionMemoryUsageBytes`` (one per output), ``maxTotalMemoryUsageBytes``,
+``usedDisk``; ``$lookup`` (document_source_lookup.cpp)
 ``totalDocsExamined``, ``totalKeysExamined``, ``collectionScans``, ``indexesUsed``; ``$unionWith`` its
 sub-pipeline explained as it ran. At queryPlanner none of them
 (jstests/noPassthrough/explain_group_stage_exec_stats.js). Tidemark showed the stages' specs alone.
@@ -32,7 +33,7 @@ COMMON = ("nReturned", "executionTimeMillisEstimate")
 GROUP_STATS = ("maxAccumulatorMemoryUsageBytes", "totalOutputDataSizeBytes", "usedDisk", "spills",
                "spilledDataStorageSize", "numBytesSpilledEstimate", "spilledRecords")
 SORT_STATS = ("totalDataSizeSortedBytesEstimate", "usedDisk", "spills", "spilledDataStorageSize")
-STATS = set(COMMON) | set(GROUP_STATS) | set(SORT_STATS) | {"maxTotalMemoryUsageBytes"}
+STATS = set(COMMON) | set(GROUP_STATS) | set(SORT_STATS) | {"maxFunctionMemoryUsageBytes", "maxTotalMemoryUsageBytes"}
 
 
 def _explain(db, pipeline, verbosity="executionStats", coll="c", **options):
@@ -187,9 +188,24 @@ def test_set_window_fields(db):
     pipeline = [{"$setWindowFields": {"partitionBy": "$p", "sortBy": {"v": 1}, "output": {"s": {"$sum": "$v"}}}}]
     sort, window = _stages(_explain(db, pipeline))
     assert "$_internalSetWindowFields" in window
-    assert list(window)[1:] == ["maxTotalMemoryUsageBytes", "usedDisk", *COMMON], window
+    assert list(window)[1:] == ["maxFunctionMemoryUsageBytes", "maxTotalMemoryUsageBytes", "usedDisk", *COMMON], window
     assert window["usedDisk"] is False and window["maxTotalMemoryUsageBytes"] > 0
     assert window["nReturned"] == sort["nReturned"] == 12
+    assert set(window["maxFunctionMemoryUsageBytes"]) == {"s"}
+
+
+def test_set_window_fields_function_memory(db):
+    big = "," * 1024
+    db.c.insert_many([{"_id": i, "p": i % 2, "big": big} for i in range(40)])
+    pipeline = [{"$setWindowFields": {"partitionBy": "$p", "sortBy": {"_id": 1},
+                                      "output": {"all": {"$push": "$big"}, "n": {"$count": {}},
+                                                 "r": {"$rank": {}}}}}]
+    _, window = _stages(_explain(db, pipeline))
+    usage = window["maxFunctionMemoryUsageBytes"]
+    assert list(usage) == ["all", "n", "r"], usage
+    assert 20 * 1024 < usage["all"] < 5 * 20 * 1024, usage  # a partition's 20 values of 1 KiB
+    assert 0 < usage["n"] < 1024 and 0 < usage["r"] < 1024, usage
+    assert window["maxTotalMemoryUsageBytes"] > 40 * 1024, window
 
 
 def test_time_series_stages_show_their_counts(db):
