@@ -259,3 +259,10 @@ def test_sort_by_count_shows_its_group_and_sort(db):
     assert set(group["maxAccumulatorMemoryUsageBytes"]) == {"count"}
     assert group["nReturned"] == sort["nReturned"] == 4
     assert sort["totalDataSizeSortedBytesEstimate"] > 0
+
+
+def test_bucket_auto_shows_only_its_counts(db):
+    # mongod 7.0's $bucketAuto serializes no statistics of its own (document_source_bucket_auto.cpp)
+    db.c.insert_many([{"_id": i, "a": i} for i in range(20)])
+    (stage,) = _stages(_explain(db, [{"$bucketAuto": {"groupBy": "$a", "buckets": 4}}]))
+    assert list(stage) == ["$bucketAuto", *COMMON] and stage["nReturned"] == 4
