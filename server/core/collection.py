@@ -30,6 +30,7 @@ from tidemark.core import namespace
 from tidemark.protocol.codec import decode, encode, nesting_exceeds
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
+from tidemark.query import interrupt
 from tidemark.query.access_path import Plan
 from tidemark.query.docmeta import DocMeta, comparison_key_value
 from tidemark.query.expr_base import (
@@ -494,8 +495,6 @@ def bypasses_validation() -> bool:
     """The running command's ``bypassDocumentValidation``, read from the operation bound to this
     thread: the $out/$merge callbacks of a pipeline do not see the command otherwise. Call it where
     the command runs, not on the writer thread (no operation is bound there)."""
-    from tidemark.query import interrupt
-
     command = getattr(interrupt.current(), "command", None)
     if not isinstance(command, Mapping):
         return False
@@ -814,20 +813,25 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict |
     counts = stats if stats is not None else {}
     counts.setdefault("keys", 0)
     counts.setdefault("docs", 0)
-    for iv in intervals:
-        resume = None
-        while True:
-            chunk = next(sizes)
-            # (rid, document bytes, key, the entries read since the previous document: its own and the
-            # duplicates before it): keys and documents are counted as each document is handed on, not
-            # as the chunk is read ahead, so a cursor's batch examined what it consumed
-            batch: list[tuple[bytes, bytes, bytes, int]] = []
-            done = False
-            n = taken = 0
-            with engine.read() as r:
-                info = r.get_collection(ns)
-                if info is None or info.uuid != uuid:
-                    return
+    # one read transaction serves as many intervals as the chunk holds, an interval counting as an
+    # entry (a $in of 400,000 points is 400,000 intervals: a transaction each cost more than their
+    # entries), and the interruption check runs between transactions
+    pos, resume = 0, None
+    while pos < len(intervals):
+        interrupt.check()
+        chunk = next(sizes)
+        # (rid, document bytes, key, the entries read since the previous document: its own and the
+        # duplicates before it): keys and documents are counted as each document is handed on, not
+        # as the chunk is read ahead, so a cursor's batch examined what it consumed
+        batch: list[tuple[bytes, bytes, bytes, int]] = []
+        n = taken = 0
+        with engine.read() as r:
+            info = r.get_collection(ns)
+            if info is None or info.uuid != uuid:
+                return
+            started = pos
+            while pos < len(intervals) and n + pos - started < chunk:
+                iv = intervals[pos]
                 for key, rid in r.index_scan(info, name, iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
                                              hi_inclusive=iv.hi_incl, reverse=plan.reverse, start_after=resume):
                     key, rid = bytes(key), bytes(rid)
@@ -845,17 +849,15 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict |
                     if n >= chunk:
                         break
                 else:
-                    done = True
-            for rid, raw, key, keys in batch:
-                counts["keys"] += keys
-                counts["docs"] += 1
-                doc = decode(raw)
-                if on_key is not None:
-                    on_key(plan.index, key, doc)
-                yield rid, doc
-            counts["keys"] += n - taken  # entries past the chunk's last document (duplicates), once passed
-            if done:
-                break
+                    pos, resume = pos + 1, None
+        for rid, raw, key, keys in batch:
+            counts["keys"] += keys
+            counts["docs"] += 1
+            doc = decode(raw)
+            if on_key is not None:
+                on_key(plan.index, key, doc)
+            yield rid, doc
+        counts["keys"] += n - taken  # entries past the chunk's last document (duplicates), once passed
 
 
 def _raw_doc(data: bytes):
