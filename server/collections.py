@@ -708,6 +708,20 @@ class FindSpec:
                                                    variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
+    def match_after(self, plan: Plan) -> Any:
+        """The predicate a document ``plan`` yields must still meet: the filter's, less the top-level
+        conditions the plan's index bounds decide exactly (mongod's FETCH filter, ``Plan.residual``;
+        what is left is parsed again: the filter's parse does not keep which node came from which
+        field, a one-branch ``$or`` on the same path becoming a comparison of its own)."""
+        if self.match is None or not plan.exact:
+            return self.match
+        residual = plan.residual(self.filter)
+        if residual is self.filter:
+            return self.match
+        if not residual:
+            return None
+        return match_mod.compile_filter(residual, variables=self.variables, collation=self.collation)
+
     def use_default_collation(self, default: dict | None) -> None:
         """Without a collation of its own, a find runs with the collection's default one."""
         if self.collation_spec is None and default:
@@ -902,8 +916,9 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if in_min_max is not None:
         docs = filter(in_min_max, docs)
-    if spec.match is not None:
-        docs = filter(spec.match, docs)
+    match = spec.match_after(plan)
+    if match is not None:
+        docs = filter(match, docs)
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:

@@ -18,6 +18,7 @@ from typing import Any
 from tidemark.query.index_keys import MULTIKEY_FLAG
 from tidemark.query.wildcard import PATH_FIELD, is_wildcard_field
 
+_NOT_EXACT = object()
 SORT_MEMORY_LIMIT = 104857600  # internalQueryMaxBlockingSortMemoryUsageBytes, 7.0's default
 
 
@@ -70,6 +71,20 @@ class Plan:
     # IXSCAN: mongod's IDHACK (``plan.choose_plan``'s ``id_lookup``): one point of the ``_id`` index,
     # at most one document, so it gives any sort
     id_lookup: bool = False
+    # IXSCAN: path -> the filter's top-level condition its bounds decide exactly (mongod's EXACT
+    # tightness; ``index_bounds.build_intervals``): the FETCH filter leaves it out (``residual``)
+    exact: Mapping[str, Any] = field(default_factory=dict)
+
+    def residual(self, filter: dict | None) -> dict | None:
+        """What a document fetched through this plan must still match of ``filter`` (mongod's FETCH
+        filter): ``filter`` less the top-level conditions the bounds decide exactly — the very objects
+        the plan was made of (``is``), so a filter this plan was not chosen for is left whole. The
+        same dict when nothing is decided; ``{}`` when everything is."""
+        exact = self.exact
+        if not exact or not filter or self.kind != "IXSCAN":
+            return filter
+        kept = {k: v for k, v in filter.items() if exact.get(k, _NOT_EXACT) is not v}
+        return filter if len(kept) == len(filter) else kept
 
     @property
     def stage(self) -> str:
@@ -129,6 +144,7 @@ class Plan:
         else:
             ixscan = self.ixscan_explain()
             node = {"stage": "FETCH", "inputStage": ixscan}
+            filter = self.residual(filter)
             if filter:
                 node = {"stage": "FETCH", "filter": filter, "inputStage": ixscan}
         if sort and not self.provides_sort:

@@ -4,7 +4,9 @@ mongod builds each plan's stage tree (a ``winningPlan``, each of ``rejectedPlans
 ``executionStages``) in its own builder and, before adding a stage, looks at how many bytes that tree
 already holds: past ``internalQueryExplainSizeThresholdBytes`` (10 MB) the stage and everything below
 it become ``{warning: "stats tree exceeded BSON size limit for explain"}``
-(plan_explainer_impl.cpp ``statsToBSON``). The explained ``command`` is appended last and only if it
+(plan_explainer_impl.cpp ``statsToBSON``); an IXSCAN whose ``indexBounds`` would take its tree past
+the threshold shows ``{warning: "index bounds omitted due to BSON size limit for explain"}`` in their
+place (a ``$in`` of 400,000 values is as many intervals). The explained ``command`` is appended last and only if it
 fits under BSONObjMaxUserSize (16 MB); else a ``warning`` says it was left out
 (explain_common.cpp ``appendIfRoom``). So an explain of a query with a huge ``$in`` answers instead of
 failing with 10334.
@@ -22,6 +24,7 @@ from tidemark.protocol.codec import CODEC_OPTIONS
 
 MAX_USER_SIZE = 16 * 1024 * 1024  # BSONObjMaxUserSize
 TREE_WARNING = "stats tree exceeded BSON size limit for explain"
+BOUNDS_WARNING = "index bounds omitted due to BSON size limit for explain"
 _CHILDREN = ("inputStage", "inputStages")
 _TREES = ("winningPlan", "executionStages")
 _SKIP = frozenset({"command", "parsedQuery", "filter", "indexBounds", "serverInfo", "serverParameters"})
@@ -50,6 +53,10 @@ def prune_tree(stage: Any, threshold: int) -> Any:
             return {"warning": TREE_WARNING}
         out: dict[str, Any] = {}
         for key, value in node.items():
+            if key == "indexBounds" and used + _size(key, value) - len(key) - 2 > threshold:
+                # an index scan's bounds that would take the tree past the threshold: mongod's warning
+                # in their place (its IXSCAN explain: bounds objsize checked before they are appended)
+                key, value = "warning", BOUNDS_WARNING
             if key not in _CHILDREN:
                 used += _size(key, value)
                 out[key] = value
@@ -67,7 +74,8 @@ def prune_tree(stage: Any, threshold: int) -> Any:
                     used += 1
                 out[key] = children
                 used += 1
-        return {key: out[key] for key in node if key in out}  # the fields in the stage's own order
+        order = ("warning" if key == "indexBounds" and "indexBounds" not in out else key for key in node)
+        return {key: out[key] for key in order if key in out}  # the fields in the stage's own order
 
     return walk(stage)
 

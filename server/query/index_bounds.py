@@ -17,6 +17,7 @@ the positional element only, the matcher also sees the missing field of each doc
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -25,6 +26,7 @@ from typing import Any
 
 from bson.datetime_ms import DatetimeMS
 from bson.decimal128 import Decimal128
+from bson.int64 import Int64
 from bson.max_key import MaxKey
 from bson.min_key import MinKey
 from bson.objectid import ObjectId
@@ -40,7 +42,7 @@ from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import sort_key
 from tidemark.storage.keys import encode_key
 
-MAX_INTERVALS = 1000  # beyond this many point intervals, bounds collapse to a covering range
+MAX_INTERVALS = 1000  # beyond this many combinations of several components' points, each collapses to its hull
 
 _MISSING = object()  # no bound on that side
 
@@ -59,6 +61,9 @@ class FieldBounds:
     # ``ranges`` is a ``$expr`` comparison's: across types (BSON order, missing lowest), true of an
     # array as a whole, so only an index holding no array on the path may serve it (``usable_bounds``)
     expr_range: bool = False
+    # the filter's top-level condition these bounds hold exactly (mongod's BoundsTightness EXACT), or
+    # None: a key inside them is a document the condition matches (``tight_condition``)
+    exact: Any = None
 
     @property
     def is_point(self) -> bool:
@@ -109,7 +114,9 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
         return out
     conjuncts: list[tuple[str, Any]] = []
     _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
+    seen: dict[str, int] = {}
     for path, cond in conjuncts:
+        seen[path] = seen.get(path, 0) + 1
         b = out.get(path)
         if b is None:
             b = out[path] = FieldBounds()
@@ -138,7 +145,66 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
+    for path, b in out.items():
+        # EXACT: the path's one conjunct, a top-level condition of a shape the bounds decide
+        if seen[path] == 1 and path in filter and tight_condition(path, filter[path]):
+            b.exact = filter[path]
     return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
+
+
+# mongod's BoundsTightness (index_bounds_builder.cpp), for the shapes Tidemark bounds: a key inside the
+# bounds of an equality, ``$in`` or range on one of these values is a document the condition matches
+# (a key is a value the document holds on the path, an array's element included, so this also holds
+# for a document that makes the index multikey after the plan was chosen). Everything else is INEXACT
+# and stays in the FETCH filter: null (missing and undefined share its key), regexes (a prefix range
+# and the regex value), arrays and documents as values, MinKey/MaxKey, NaN, Decimal128 and the doubles
+# a 34-digit decimal does not hold exactly (the key of a double is that decimal, so such a key may
+# belong to a value the matcher finds unequal), timestamps, binary data, ``$ne``/``$nin``/``$not``,
+# ``$elemMatch``, ``$type``, ``$exists``, ``$expr``. Strings are EXACT only where the index holds them
+# as they are (no collation: ``bounds_for_index`` makes new, inexact bounds of collated strings).
+_LOWER_OPS = frozenset({"$gt", "$gte"})
+_UPPER_OPS = frozenset({"$lt", "$lte"})
+_DEC34 = decimal.Context(prec=34)
+
+
+def _exact_bracket(v: Any) -> str | None:
+    """The type bracket of a value an index key holds exactly (``tight_condition``), else None."""
+    t = type(v)
+    if t is int or t is Int64:
+        return "number"
+    if t is float:
+        return "number" if math.isfinite(v) and decimal.Decimal(v) == _DEC34.create_decimal_from_float(v) else None
+    if t is str:
+        return "string"
+    if t is bool:
+        return "bool"
+    if t is ObjectId:
+        return "objectId"
+    if t is datetime.datetime:
+        return "date"
+    return None
+
+
+def tight_condition(path: str, cond: Any) -> bool:
+    """Whether the bounds ``extract_bounds`` makes of ``{path: cond}`` alone decide it exactly: an
+    equality (``v``, ``{$eq: v}``), a non-empty ``$in`` or a range (one lower and/or one upper bound of
+    one type bracket) of values ``_exact_bracket`` accepts, on a path without a numeric component
+    (the matcher also reads ``a.0`` as the field "0" of each document element, the index does not)."""
+    if any(part.isdigit() for part in path.split(".")):
+        return False
+    if not _operator_document(cond):
+        return _exact_bracket(cond) is not None
+    if len(cond) == 1 and "$eq" in cond:
+        return _exact_bracket(cond["$eq"]) is not None
+    if len(cond) == 1 and "$in" in cond:
+        values = cond["$in"]
+        return type(values) is list and bool(values) and all(_exact_bracket(v) is not None for v in values)
+    lower = [op for op in cond if op in _LOWER_OPS]
+    upper = [op for op in cond if op in _UPPER_OPS]
+    if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(cond):
+        return False
+    brackets = {_exact_bracket(v) for v in cond.values()}
+    return len(brackets) == 1 and None not in brackets
 
 
 def _positional_null(path: str, b: FieldBounds) -> bool:
@@ -516,10 +582,14 @@ def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = Tr
 
 
 def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default: bool = True,
-                    scalar_paths: frozenset[str] = frozenset()) -> tuple[list[Interval], BoundsDescription]:
+                    scalar_paths: frozenset[str] = frozenset(),
+                    exact: dict[str, Any] | None = None) -> tuple[list[Interval], BoundsDescription]:
     """Intervals over the full compound key: equality prefix, then one range, then MinKey..MaxKey.
     A range keeps both sides unless the index is (or may be) multikey and its path is not one of
-    ``scalar_paths`` (paths that never hold an array)."""
+    ``scalar_paths`` (paths that never hold an array). ``exact``: gets path -> condition for the
+    filter conditions the intervals decide exactly (``FieldBounds.exact``, a component scanned by its
+    own bounds, not by a hull), on an index that is not (yet) multikey: mongod's planner drops them
+    from the FETCH filter (planner_access.cpp)."""
     fields, directions = key_fields(spec["key"])
     multikey = multikey_index(spec, multikey_default)
     per_component: list[list[tuple]] = []
@@ -540,16 +610,25 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
                 b = None
             bounded_heads.add(head)
         ranges = _component_ranges(b, d, multikey and f not in scalar_paths, encoded if d == 1 else None)
+        if exact is not None and b is not None and b.exact is not None and not multikey:
+            exact[f] = b.exact
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
         shown_ranges[f] = (ranges, d)
-    total = 1
+    total = longest = 1
     for ranges in per_component:
         total *= len(ranges)
-    if total > MAX_INTERVALS:
-        # Too many point combinations ($in on several fields): scan each component's hull instead.
+        longest = max(longest, len(ranges))
+    if total > max(MAX_INTERVALS, longest):
+        # Too many point combinations ($in on several fields): scan each component's hull instead. One
+        # component's own points are scanned one by one however many (as mongod's): as many intervals
+        # as the query holds values, and its bounds stay exact.
         per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
+        if exact:
+            for f in fields:
+                if len(shown_ranges[f][0]) > 1:  # (a hull is a superset)
+                    exact.pop(f, None)
     intervals = _intervals(per_component, directions, encoded)
     if len(intervals) > 1:
         intervals.sort(key=lambda iv: iv.lo or b"")

@@ -5,8 +5,10 @@ requested sort pick an index and its key intervals for ``storage.index_scan``; `
 and geo / hashed indexes go through ``plan_special``, wildcard (``$**``) indexes through ``wildcard_plan``
 (when no other index serves the bounds); a top-level ``$or`` whose branches are all
 indexed becomes an index union ("OR", opt-in); otherwise a collection scan. An equality-pinned
-prefix lets an index give the sort. Bounds may be loose: callers ALWAYS re-apply the full filter,
-and de-duplicate record ids (a multikey document can appear more than once in an index scan).
+prefix lets an index give the sort. Bounds may be loose: callers re-apply the filter — the full one,
+or what the bounds leave undecided (``Plan.residual``, mongod's FETCH filter: the conditions an IXSCAN's
+bounds decide exactly, ``Plan.exact``, left out) — and de-duplicate record ids (a multikey document can
+appear more than once in an index scan).
 """
 
 from __future__ import annotations
@@ -352,10 +354,11 @@ def plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
               multikey_default: bool = True, collation: Any = None,
               scalar_paths: frozenset[str] = frozenset()) -> Plan:
     bounds, same = bounds_for_index(spec, bounds, collation)
-    intervals, desc = build_intervals(spec, bounds, multikey_default, scalar_paths)
+    exact: dict[str, Any] = {}
+    intervals, desc = build_intervals(spec, bounds, multikey_default, scalar_paths, exact)
     reverse = _sort_match(spec, sort, bounds) if same else None
     if reverse is not None and _bounds_cut_a_multikey_sort(spec, sort, bounds, multikey_default, scalar_paths):
         reverse = None
     # Several point intervals scanned in order still give index order (build_intervals sorts them).
     return Plan("IXSCAN", index=spec, intervals=intervals, reverse=bool(reverse),
-                provides_sort=reverse is not None, bounds_desc=desc)
+                provides_sort=reverse is not None, bounds_desc=desc, exact=exact)

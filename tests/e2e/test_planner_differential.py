@@ -17,7 +17,11 @@ dotted and positional paths, ``$expr`` equalities), with an optional sort, skip,
 collation. Checked: find without a hint == find hinted ``$natural`` (the same documents; sorted: the
 same sequence of sort keys), every non-sparse, non-partial index hinted == the scan, count and distinct
 == the index-free collection's, an aggregate ``$match`` and a ``$lookup`` sub-pipeline's ``$match`` ==
-the scan, and explain answers."""
+the scan, and explain answers. Half of the document sets hold no array, so that the indexes stay not
+multikey and their bounds decide conditions exactly (index_bounds.tight_condition: no FETCH filter for
+them); their values include numbers whose keys meet though they differ (0.1 and the Decimal128 of its
+34-digit decimal, 2**53 + 1 and its double); a find's cursor then meets, between batches, documents with
+arrays that made its index multikey since its plan was chosen, and returns only matching documents."""
 
 from __future__ import annotations
 
@@ -41,6 +45,9 @@ _SCALARS = [
     "a", "A", "b", "ab", "Ab", "", "é",
     datetime.datetime(2020, 1, 1), datetime.datetime(1960, 1, 1), ObjectId("000000000000000000000001"),
     Regex("^a"), Regex("a", "i"), MinKey(), MaxKey(), None, True, False,
+    # numbers whose index keys meet although the matcher tells them apart: a double's key is its
+    # 34-digit decimal (0.1's is this Decimal128's), so a bound on either may decide nothing exactly
+    0.1, Decimal128("0.1000000000000000055511151231257827"), 2**53 + 1, float(2**53), Int64(2**53), 0.5,
 ]
 _COMMON = [0, 1, 1.0, "a", "A", None, True]  # (most values come from these, so that predicates meet documents)
 _SCALAR = st.one_of(st.sampled_from(_COMMON), st.sampled_from(_COMMON), st.sampled_from(_SCALARS))
@@ -70,7 +77,22 @@ def _document(draw, i):
     return doc
 
 
-_DOCUMENTS = st.integers(1, 10).flatmap(lambda n: st.tuples(*[_document(i) for i in range(n)]))
+@st.composite
+def _scalar_document(draw, i):
+    """A document holding no array: the indexes stay not multikey, so their bounds decide predicates
+    exactly (index_bounds.tight_condition) and the FETCH filter leaves those out."""
+    doc = {"_id": i}
+    for field, value in (("a", _SCALAR), ("b", _SCALAR), ("c", st.fixed_dictionaries({}, optional={
+            "d": _SCALAR, "e": _SCALAR}))):
+        if (v := draw(st.one_of(st.just(_MISSING), value))) is not _MISSING:
+            doc[field] = v
+    return doc
+
+
+_DOCUMENTS = st.one_of(
+    st.integers(1, 10).flatmap(lambda n: st.tuples(*[_document(i) for i in range(n)])),
+    st.integers(1, 10).flatmap(lambda n: st.tuples(*[_scalar_document(i) for i in range(n)])),
+)
 
 _FIELDS = ["a", "b", "c.d", "a", "b", "c.d", "a.x", "c", "c.e"]
 _COLLATIONS = [{"locale": "en", "strength": 2}, {"locale": "en", "strength": 1}, {"locale": "fr"}]
@@ -355,6 +377,36 @@ def _check_writes(db, q):
     assert _multiset(db.ix.find()) == _multiset(db.plain.find()), q
 
 
+def _check_cursor_meeting_arrays(db, q, arrays):
+    """A find whose plan was chosen while its index held no array goes on, between batches, over
+    documents that made the index multikey since (``arrays``, inserted after its first batch): each
+    document it returns still matches the filter, as the collection scan decides. A condition the
+    plan took as decided by its bounds (dropped from the FETCH filter) must stay true of every document
+    whose key lies in them, an array's element included."""
+    ix = db.ix
+    options = {"collation": q["collation"]} if q["collation"] else {}
+    present = list(ix.find())  # (copies: more entries than the scan's first read takes)
+    try:
+        ix.insert_many([{**d, "_id": 1000 + i} for i, d in enumerate(present * 2)] or [{"_id": 999}],
+                       ordered=False)
+    except OperationFailure:  # (duplicates under a unique index)
+        pass
+    cursor = ix.find(q["filter"], batch_size=1, **options)
+    try:
+        returned = [d["_id"] for d in [next(cursor, None)] if d is not None]
+        for d in arrays:
+            try:
+                ix.insert_one({**d, "_id": 2000 + d["_id"]})
+            except OperationFailure:  # (parallel arrays, unique...)
+                continue
+        returned += [d["_id"] for d in cursor]
+    except OperationFailure:
+        return  # (a filter refused is refused whatever the plan)
+    assert len(returned) == len(set(returned)), q
+    matching = {"$and": [q["filter"], {"_id": {"$in": returned}}]}
+    assert ix.count_documents(matching, hint={"$natural": 1}, **options) == len(returned), (q, arrays)
+
+
 @pytest.mark.commands("find", "count", "distinct", "aggregate", "explain", "createIndexes", "update", "delete")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -365,6 +417,8 @@ def test_every_plan_answers_as_the_collection_scan(db, docs, indexes, data):
     queries = data.draw(st.lists(_query(indexed), min_size=1, max_size=4))
     _check(db, docs, indexes, queries)
     _check_writes(db, queries[-1])
+    _check_cursor_meeting_arrays(db, queries[0], data.draw(st.lists(st.integers(0, 50).flatmap(_document),
+                                                                    max_size=6, unique_by=lambda d: d["_id"])))
 
 
 

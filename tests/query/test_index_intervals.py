@@ -60,7 +60,7 @@ def _straightforward(spec: dict, bounds: dict, multikey: bool) -> list[Interval]
         per_component.append(index_bounds._component_ranges(b, d, multikey))
         if b is None or not b.is_point:
             bounded = False
-    if math.prod(map(len, per_component)) > index_bounds.MAX_INTERVALS:
+    if math.prod(map(len, per_component)) > max(index_bounds.MAX_INTERVALS, *map(len, per_component)):
         per_component = [[(r[0][0], r[-1][1], True, True)] if len(r) > 1 else r for r in per_component]
     # A combination's bound ends at its first range: the combinations that differ only after it are one
     # interval (e.g. {a: MinKey, b: {$in: [0, 1]}}: a's MinKey..MinKey is a range open on both sides).
