@@ -20,7 +20,7 @@ import datetime
 import itertools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -708,19 +708,22 @@ class FindSpec:
                                                    variables=self.projection_variables, collation=self.collation)
                         if self.projection else None)
 
-    def match_after(self, plan: Plan) -> Any:
-        """The predicate a document ``plan`` yields must still meet: the filter's, less the top-level
-        conditions the plan's index bounds decide exactly (mongod's FETCH filter, ``Plan.residual``;
-        what is left is parsed again: the filter's parse does not keep which node came from which
-        field, a one-branch ``$or`` on the same path becoming a comparison of its own)."""
-        if self.match is None or not plan.exact:
-            return self.match
-        residual = plan.residual(self.filter)
+    def fetch_filter(self, docs: Iterator[dict], plan: Plan) -> Iterator[dict]:
+        """``docs`` (what ``plan`` fetches) that match the filter: the filter's predicate re-applies
+        only the top-level conditions the plan's index bounds leave undecided (mongod's FETCH filter,
+        ``Plan.residual``), none when they decide all. The residual is compiled once
+        ``RESIDUAL_AFTER`` documents went through the whole predicate (the command compiled that one
+        already, and a read of a few documents would spend more compiling than it saves); it is parsed
+        again, as the filter's parse does not keep which node came from which field."""
+        if self.match is None:
+            return docs
+        residual = plan.residual(self.filter) if plan.exact else self.filter
         if residual is self.filter:
-            return self.match
+            return filter(self.match, docs)
         if not residual:
-            return None
-        return match_mod.compile_filter(residual, variables=self.variables, collation=self.collation)
+            return docs
+        return _narrowing(docs, self.match, lambda: match_mod.compile_filter(
+            residual, variables=self.variables, collation=self.collation))
 
     def use_default_collation(self, default: dict | None) -> None:
         """Without a collation of its own, a find runs with the collection's default one."""
@@ -916,9 +919,7 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
         docs = interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats, raw=passthrough))
     if in_min_max is not None:
         docs = filter(in_min_max, docs)
-    match = spec.match_after(plan)
-    if match is not None:
-        docs = filter(match, docs)
+    docs = spec.fetch_filter(docs, plan)
     # skip/limit are int64s: a sum past sys.maxsize means "no limit" in practice
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
@@ -929,6 +930,24 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     if spec.project is not None:
         docs = map(spec.project, docs)
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
+
+
+RESIDUAL_AFTER = 64  # documents matched with the whole filter before its residual is compiled
+
+
+def _narrowing(docs: Iterator[dict], whole: Callable[[dict], bool],
+               compile_residual: Callable[[], Callable[[dict], bool]]) -> Iterator[dict]:
+    """``docs`` matching ``whole``, the first ``RESIDUAL_AFTER`` tested with it and the rest with the
+    residual predicate (the same answer: the index bounds decide the rest of ``whole`` exactly)."""
+    docs = iter(docs)
+    yield from filter(whole, itertools.islice(docs, RESIDUAL_AFTER))
+    first = next(docs, None)
+    if first is None:  # (a read that ended within them compiles nothing)
+        return
+    match = compile_residual()
+    if match(first):
+        yield first
+    yield from filter(match, docs)
 
 
 def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, resume_after: bytes | None):

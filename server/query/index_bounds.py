@@ -61,8 +61,8 @@ class FieldBounds:
     # ``ranges`` is a ``$expr`` comparison's: across types (BSON order, missing lowest), true of an
     # array as a whole, so only an index holding no array on the path may serve it (``usable_bounds``)
     expr_range: bool = False
-    # the filter's top-level condition these bounds hold exactly (mongod's BoundsTightness EXACT), or
-    # None: a key inside them is a document the condition matches (``tight_condition``)
+    # the path's only conjunct, or None: the bounds decide it exactly (mongod's BoundsTightness EXACT)
+    # when ``tight_condition`` accepts it, and ``build_intervals`` asks only for the bounds it uses
     exact: Any = None
 
     @property
@@ -114,12 +114,12 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
         return out
     conjuncts: list[tuple[str, Any]] = []
     _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
-    seen: dict[str, int] = {}
     for path, cond in conjuncts:
-        seen[path] = seen.get(path, 0) + 1
         b = out.get(path)
         if b is None:
-            b = out[path] = FieldBounds()
+            b = out[path] = FieldBounds(exact=cond)  # (the path's only conjunct, so far)
+        else:
+            b.exact = None
         if _operator_document(cond):
             for op, arg in cond.items():
                 if op == "$eq" and _is_plain_value(arg):
@@ -145,10 +145,6 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
-    for path, b in out.items():
-        # EXACT: the path's one conjunct, a top-level condition of a shape the bounds decide
-        if seen[path] == 1 and path in filter and tight_condition(path, filter[path]):
-            b.exact = filter[path]
     return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
 
 
@@ -190,7 +186,7 @@ def tight_condition(path: str, cond: Any) -> bool:
     equality (``v``, ``{$eq: v}``), a non-empty ``$in`` or a range (one lower and/or one upper bound of
     one type bracket) of values ``_exact_bracket`` accepts, on a path without a numeric component
     (the matcher also reads ``a.0`` as the field "0" of each document element, the index does not)."""
-    if any(part.isdigit() for part in path.split(".")):
+    if path.isdigit() or "." in path and any(part.isdigit() for part in path.split(".")):
         return False
     if not _operator_document(cond):
         return _exact_bracket(cond) is not None
@@ -203,8 +199,10 @@ def tight_condition(path: str, cond: Any) -> bool:
     upper = [op for op in cond if op in _UPPER_OPS]
     if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(cond):
         return False
-    brackets = {_exact_bracket(v) for v in cond.values()}
-    return len(brackets) == 1 and None not in brackets
+    if not lower or not upper:
+        return _exact_bracket(cond[(lower or upper)[0]]) is not None
+    bracket = _exact_bracket(cond[lower[0]])
+    return bracket is not None and bracket == _exact_bracket(cond[upper[0]])
 
 
 def _positional_null(path: str, b: FieldBounds) -> bool:
@@ -610,7 +608,8 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
                 b = None
             bounded_heads.add(head)
         ranges = _component_ranges(b, d, multikey and f not in scalar_paths, encoded if d == 1 else None)
-        if exact is not None and b is not None and b.exact is not None and not multikey:
+        if exact is not None and not multikey and b is not None and b.exact is not None and \
+                tight_condition(f, b.exact):
             exact[f] = b.exact
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
