@@ -717,7 +717,9 @@ class FindSpec:
         again, as the filter's parse does not keep which node came from which field."""
         if self.match is None:
             return docs
-        residual = plan.residual(self.filter) if plan.exact else self.filter
+        if not plan.exact:  # (no index bounds decide anything: most reads)
+            return filter(self.match, docs)
+        residual = plan.residual(self.filter)
         if residual is self.filter:
             return filter(self.match, docs)
         if not residual:
