@@ -39,7 +39,7 @@ from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_c
 from tidemark.query.match_leaf import has_strings
 from tidemark.query.match_regex import is_regex, pattern_and_options
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import sort_key
+from tidemark.query.values import compare, sort_key
 from tidemark.storage.keys import encode_key
 
 MAX_INTERVALS = 1000  # beyond this many combinations of several components' points, each collapses to its hull
@@ -201,8 +201,14 @@ def tight_condition(path: str, cond: Any) -> bool:
         return False
     if not lower or not upper:
         return _exact_bracket(cond[(lower or upper)[0]]) is not None
-    bracket = _exact_bracket(cond[lower[0]])
-    return bracket is not None and bracket == _exact_bracket(cond[upper[0]])
+    lo, hi = cond[lower[0]], cond[upper[0]]
+    bracket = _exact_bracket(lo)
+    if bracket is None or bracket != _exact_bracket(hi):
+        return False
+    # an empty range is no interval the scan honours as such (``(5, 5)``, ``(7, 3)``: storage's bounds
+    # are key prefixes), so the filter keeps it
+    order = compare(lo, hi)
+    return order < 0 or order == 0 and lower[0] == "$gte" and upper[0] == "$lte"
 
 
 def _positional_null(path: str, b: FieldBounds) -> bool:

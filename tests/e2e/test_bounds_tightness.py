@@ -67,6 +67,9 @@ _CASES = [
     ({"a": {"x": 1}}, {"a"}),
     ({"a": {"$gt": 1, "$lt": "z"}}, {"a"}),  # (two type brackets: the bounds hold numbers and strings)
     ({"a": {"$gt": 1, "$gte": 2}}, {"a"}),
+    ({"a": {"$gt": 5, "$lt": 5}}, {"a"}),  # (empty ranges: storage's key-prefix bounds do not honour them)
+    ({"a": {"$gte": 7, "$lt": 3}}, {"a"}),
+    ({"a": {"$gte": 5, "$lte": 5}}, set()),
     ({"a": {"$eq": 5, "$in": [5, 6]}}, {"a"}),
     ({"a": {"$gt": 1, "$type": "int"}}, {"a"}),
     ({"a": {"$in": [1, 2]}, "$expr": {"$eq": ["$a", 1]}}, {"a", "$expr"}),
