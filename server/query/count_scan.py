@@ -160,6 +160,10 @@ def _range_bound(cond: dict, collation: Any) -> tuple | None:
     number = brackets == {"number"}
     lower = lower or ((float("-inf"), True) if number else ("", True))
     upper = upper or ((float("inf"), True) if number else ({}, False))
-    if lower[0] != lower[0] or (type(upper[0]) is not dict and compare(lower[0], upper[0]) > 0):
-        return None  # an empty range: left to the index scan
+    if lower[0] != lower[0]:
+        return None
+    if type(upper[0]) is not dict:
+        order = compare(lower[0], upper[0])
+        if order > 0 or (order == 0 and not (lower[1] and upper[1])):
+            return None  # an empty range ($gt: 5 with $lt: 5 too): left to the index scan, whose filter decides
     return ("range", lower[0], lower[1], upper[0], upper[1])
