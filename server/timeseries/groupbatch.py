@@ -37,6 +37,10 @@ generic accumulators they stand for, ``_Groups.spill``) and grouping starts agai
 totals when the group has that form; at the end the in-memory groups are one generation more and the
 answer is the spill's merge (``_Groups.results``: its order, not first-seen; no ``$sort`` from the group
 keys, no BSON from the arrays). The buckets the generic way takes spill inside ``_Groups.add_all`` alike.
+What is held besides the groups is bounded by them, never by the series or runs read: once a batch is
+fed, past ``METAS_SLACK`` + twice the groups, only the metas some group needs are kept, numbered again
+(``_Batch._compact``), and the generic accumulators' cache by run token (``_accumulators``) is cut
+past ``TOKENS_SLACK`` + twice the groups (each a cache: a token not found is keyed again).
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ from tidemark.timeseries.groupruns import (
     summarize,
     truncated,
 )
-from tidemark.timeseries.groupstate import DenseGroups, supports
+from tidemark.timeseries.groupstate import TOKENS_SLACK, DenseGroups, supports
 from tidemark.timeseries.newest_order import OrderMatters
 from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
@@ -79,6 +83,9 @@ _TIMES, _REF, _TOKEN = itemgetter(0), itemgetter(2), itemgetter(4)  # parts of `
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 BUCKET_TICKS = 16  # interruption ticks per bucket decoded or unpacked: a real check every 16 (interrupt.py)
+# metas a batch may hold past twice its groups once flushed, before those no group needs are dropped
+# (``_Batch._compact``)
+METAS_SLACK = 1024
 
 
 def _ms_to_datetime(ms: int) -> _dt.datetime:
@@ -418,6 +425,30 @@ class _Batch:
             info["measurementsUnpacked"] += rows
 
     def flush(self) -> None:
+        """Cut the batch gathered into runs and feed them to the groups (a spill past the limit), then keep
+        what is held per meta in proportion to the groups (``_compact``)."""
+        self._flush()
+        if len(self.metas) > METAS_SLACK + 2 * self._group_count():
+            self._compact()
+
+    def _group_count(self) -> int:
+        return len(self.dense.ids) if self.dense is not None else len(self.groups.groups)
+
+    def _compact(self) -> None:
+        """Between batches (nothing pending): only the metas some group still needs are kept, numbered
+        again in order (``DenseGroups.renumber``; generic accumulators need none: the token cache goes),
+        so that a query over very many series into few groups holds memory for its groups, not for
+        every series it read; a meta met again is numbered as new."""
+        self._accumulators.clear()
+        keep = self.dense.owners() if self.dense is not None else []
+        if self.dense is not None:
+            self.dense.renumber(keep)
+        # (in place: the groups' state holds these very lists)
+        self.metas[:] = [self.metas[m] for m in keep]
+        self.meta_tokens[:] = [self.meta_tokens[m] for m in keep]
+        self._meta_index = {token: i for i, token in enumerate(self.meta_tokens)}
+
+    def _flush(self) -> None:
         info = self.info
         if self.whole_buckets:  # the counters of buckets taken whole, added up here
             info["bucketsUnpacked"] += self.whole_buckets
@@ -568,6 +599,9 @@ class _Batch:
     def _feed(self, times: np.ndarray, arrays: dict[str, Any], owners: list[Any], truncs: list[Any], first_times: list[Any],
               starts: np.ndarray, ends: np.ndarray) -> None:
         group, ctx = self.group, self.ctx
+        if len(self._accumulators) > TOKENS_SLACK + 2 * len(self.groups.groups):
+            # (a cache by run token: tokens grow with metas x truncated times, groups may not)
+            self._accumulators.clear()
         accumulators, table = self._accumulators, self.groups.groups
         tf, mf = group.time_field, group.meta_field
         check, limit = not ctx.allow_disk_use, ctx.group_memory_limit

@@ -37,7 +37,11 @@ with, so the generic stage counts no change for them either (no per-row work is 
 Counted with or without allowDiskUse (``used``; ``over(limit)`` tells it from a bound — every templated
 group at the largest template ``_id`` ever made — and counts exactly only past that bound, so a query far
 below the limit counts nothing per group): past the limit, 292 without allowDiskUse (raised here), or
-the caller spills (groupbatch: ``_Batch._spill``).
+the caller spills (groupbatch: ``_Batch._spill``). Nothing else here grows with the runs or series
+read: the run tokens are not kept (``materialize`` hands on each slot's first one, ``_slot_tokens``),
+``_loop``'s token cache is cut back to them past ``TOKENS_SLACK`` + twice the groups, and what is kept per
+meta (templates, sizes, elements) is only the metas' the caller keeps (``renumber``, groupbatch's
+``_Batch._compact``): a grouping of a million series into ten groups holds ten groups.
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ _TEMPLATES_MAX = 4096
 # counts at most this for its ``_id``, the bound ``DenseGroups.over`` reads before counting exactly
 _ID_SIZE_BOUND = [0]
 _ID_SIZE_LOCK = threading.Lock()  # (templates are made on the worker threads)
+# run tokens a cache keyed by them (``DenseGroups.slot_of_token``, groupbatch's ``_accumulators``) may hold past
+# twice the groups before it is cut back to one per group
+TOKENS_SLACK = 4096
 _NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
 _NO_INTS.flags.writeable = False
 
@@ -240,14 +247,15 @@ class DenseGroups:
         # False) of its first run
         self.slot_owner = self.slot_trunc = _NO_INTS
         self.timed = group.unit_ms is not None
-        # while every slot's _id is from a template (``_templated_slots``), the run tokens (meta index,
-        # truncated ms) seen are kept as arrays with their slots, a chunk per call (None: ``_loop``'s
-        # ``slot_of_token`` has them)
-        self._token_chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = []
+        # False while every slot's _id is from a template (``_templated_slots``: keys matched as arrays),
+        # True once ``_loop`` took over (the dicts, from then on)
+        self._looping = False
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
         self._keys = (_NO_INTS, _NO_INTS, _NO_INTS)
         self._generic_keys = False
+        # ``_loop``'s cache of run tokens (meta index, truncated ms) -> slot: each slot's first token
+        # (``_slot_tokens``) and those met since, rebuilt from the slots when it outgrows them
         self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
         # meta index -> the offsets of its element's dates (``groupbson.date_offsets``), made with it
@@ -292,9 +300,13 @@ class DenseGroups:
 
     def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
-        if self._token_chunks is not None:
-            self.slot_of_token, self._token_chunks = self._tokens(), None
-            self.slot_of_key = self._key_table()
+        if not self._looping:
+            self._looping = True
+            self.slot_of_token, self.slot_of_key = self._slot_tokens(), self._key_table()
+        elif len(self.slot_of_token) > TOKENS_SLACK + 2 * len(self.ids):
+            # tokens grow with metas x truncated times, groups may not (many series, few groups): a
+            # cache, so kept in proportion to the groups
+            self.slot_of_token = self._slot_tokens()
         table, slot_of_key = self.slot_of_token, self.slot_of_key
         group, ctx = self.group, self.ctx
         # past the limit: 292, or with allowDiskUse a spill by the caller once the runs are fed
@@ -365,16 +377,33 @@ class DenseGroups:
             owners, truncs = np.concatenate([self.slot_owner, owners]), np.concatenate([self.slot_trunc, truncs])
         self.slot_owner, self.slot_trunc = owners, truncs
 
-    def _tokens(self) -> dict[tuple[Any, ...], int]:
-        """{run token: slot} of the tokens seen (dicts or token chunks)."""
-        if self._token_chunks is None:
-            return self.slot_of_token
-        table: dict[tuple[Any, ...], int] = {}
-        for owners, truncs, slots in self._token_chunks:
-            timed = self.timed
-            for owner, trunc, slot in zip(owners.tolist(), truncs.tolist(), slots.tolist(), strict=True):
-                table[(owner, trunc if timed else None)] = slot
-        return table
+    def _slot_tokens(self) -> dict[tuple[Any, ...], int]:
+        """{run token: slot} of each slot's first run token (meta index, truncated ms or None): one token
+        per group, whatever the runs or metas met (a token's slot is its group key's, so any other token
+        of a slot is found again from its key)."""
+        owners = self.slot_owner.tolist()
+        truncs = self.slot_trunc.tolist() if self.timed else [None] * len(owners)
+        return {token: slot for slot, token in enumerate(zip(owners, truncs, strict=True))}
+
+    def owners(self) -> list[int]:
+        """The meta indexes some slot holds (ascending): the metas the groups still need."""
+        return _distinct(self.slot_owner)[0].tolist() if len(self.slot_owner) else []
+
+    def renumber(self, keep: list[int]) -> None:
+        """Meta ``keep[i]`` is meta ``i`` from now on (``keep``: ascending, holding every meta of ``owners``);
+        what this state keeps per meta of the others is dropped (the caller renumbers its meta lists)."""
+        index = np.zeros(max(keep[-1] + 1 if keep else 0, 1), dtype=np.int64)
+        index[keep] = np.arange(len(keep), dtype=np.int64)
+        if len(self.slot_owner):
+            self.slot_owner = index[self.slot_owner]
+        new_of = dict(zip(keep, range(len(keep)), strict=True))
+        ids = self._ids
+        ids.templates = {new_of[m]: t for m, t in ids.templates.items() if m in new_of}
+        self._id_sizes = {new_of[m]: v for m, v in self._id_sizes.items() if m in new_of}
+        self._heads = {new_of[m]: v for m, v in self._heads.items() if m in new_of}
+        self._date_at = {new_of[m]: v for m, v in self._date_at.items() if m in new_of}
+        if self._looping:
+            self.slot_of_token = self._slot_tokens()
 
     def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
                          first_times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -382,7 +411,7 @@ class DenseGroups:
         the group key is (the template's part, truncated ms), found among the known keys by one sort
         (``_keyed_slots``), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
         needs none). None otherwise (``_loop``)."""
-        if self._token_chunks is None:
+        if self._looping:
             return None
         ids, ctx = self._ids, self.ctx
         templates = ids.templates
@@ -418,7 +447,6 @@ class DenseGroups:
         else:
             key_truncs = token_truncs
         slots, new_at = self._keyed_slots(codes, key_truncs, have)
-        self._token_chunks.append((owners, token_truncs, slots))
         if len(new_at):
             every = len(new_at) == n  # (every token a new key: new_at is every position, in order)
             new_owners = owners if every else owners[new_at]
@@ -807,7 +835,8 @@ class DenseGroups:
 
     def materialize(self) -> tuple[dict[Any, tuple[Any, list[Any]]], dict[tuple[Any, ...], list[Any]]]:
         """Generic accumulators fed with each group's state so far: ({group key: (_id, accumulators)}
-        in slot order, {run token: accumulators})."""
+        in slot order, {run token: accumulators} of each group's first run token: ``_slot_tokens``, a
+        start for the caller's token cache, one per group)."""
         ids = self._filled_ids()
         n = len(ids)
         self._grow(max(n, 1))
@@ -836,7 +865,7 @@ class DenseGroups:
                 accs.append(acc)
             table[_key(ids[i])] = (ids[i], accs)
             accumulators.append(accs)
-        return table, {token: accumulators[slot] for token, slot in self._tokens().items()}
+        return table, {token: accumulators[slot] for token, slot in self._slot_tokens().items()}
 
 
 def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
