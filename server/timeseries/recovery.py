@@ -69,6 +69,7 @@ def recover(engine: Any) -> int:
         catalog = BucketCatalog(memory_threshold=1 << 62)
         states: dict[str, CollectionState | None] = {}
         rebuilt: Rebuilt = {}
+        restored: dict[ObjectId, Bucket] = {}  # every bucket loaded or started so far, taking rows or not
         for stream, payloads in streams.items():
             for payload in payloads:
                 header, entries = journal.parse(payload)
@@ -80,7 +81,7 @@ def recover(engine: Any) -> int:
                     states[ns] = catalog.collection(ns, ts_options.from_document(options), collation) if options else None
                 state = states[ns]
                 if state is not None:
-                    _replay(w, catalog, state, entries, rebuilt)
+                    _replay(w, catalog, state, entries, rebuilt, restored)
             w.journal_drop(stream)
         for _info, bucket, rows in rebuilt.values():
             # every record's rows of a bucket in one append (one per record cost a third of a
@@ -117,19 +118,26 @@ def recover(engine: Any) -> int:
     return rebuilt
 
 
-def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Entry], rebuilt: Rebuilt) -> None:
+def _replay(w: Any, catalog: BucketCatalog, state: CollectionState, entries: list[Entry], rebuilt: Rebuilt,
+            restored: dict[ObjectId, Bucket]) -> None:
     """Take one record's rows of each bucket from the bucket's count so far on (rows before it were
-    replayed already or are in its stored document); they are appended once all records are read."""
+    replayed already or are in its stored document); they are appended once all records are read.
+    A bucket is loaded once (``restored``), even when its stored document already holds a record's rows:
+    loaded again for each later record naming it, a kill -9 after 300,000 series (buckets closed for
+    memory and reopened, their records not yet trimmed) loaded 388,000 buckets for 218,000 rebuilt."""
     info = w.get_collection(state.ns)
     for bucket_id, lo, hi, new, rows in entries:
         known = rebuilt.get(bucket_id)
         if known is not None:
             bucket, taken = known[1], known[2]
         else:
-            restored = _restored(w, catalog, state, bucket_id, new, rows)
-            if restored is None:
-                continue
-            bucket, taken = restored, []
+            found = restored.get(bucket_id)
+            if found is None:
+                found = _restored(w, catalog, state, bucket_id, new, rows)
+                if found is None:
+                    continue
+                restored[bucket_id] = found
+            bucket, taken = found, []
         count = bucket.count + len(taken)
         if not lo <= count < hi:
             if count < lo:
