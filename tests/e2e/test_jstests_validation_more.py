@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from bson.int64 import Int64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure, WriteError
@@ -307,9 +308,13 @@ def test_merge_non_boolean_bypass_is_its_truth_value(db):
     db.source.insert_one({"_id": 0, "a": 1})
     _agg(db, "source", [{"$merge": "target"}], bypassDocumentValidation=5)
     assert list(db.target.find()) == [{"_id": 0, "a": 1}]
-    _agg(db, "source", [{"$addFields": {"a": 3}}, {"$merge": {"into": "target", **REPLACE_INSERT}}],
-         bypassDocumentValidation="false")
-    assert list(db.target.find()) == [{"_id": 0, "a": 3}]
+    # a string is no safeBool: 14 before anything runs (7.0's merge_bypass_doc_validation.js: "the value
+    # type can _not_ be string"; the 4.2 test this was first ported from took its truth value)
+    with pytest.raises(OperationFailure) as refused:
+        _agg(db, "source", [{"$addFields": {"a": 3}}, {"$merge": {"into": "target", **REPLACE_INSERT}}],
+             bypassDocumentValidation="false")
+    assert refused.value.code == 14
+    assert list(db.target.find()) == [{"_id": 0, "a": 1}]
 
 
 def test_merge_into_foreign_database(db, client):
@@ -357,7 +362,7 @@ def test_merge_moderate_level_lets_invalid_documents_stay_invalid(db):
 # bypass_doc_validation.js: $out and the target's level and action
 # --------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flag", [True, 5, "false"])  # any true BSON value bypasses
+@pytest.mark.parametrize("flag", [True, 5, 0.5, Int64(1)])  # any true number or bool bypasses (a safeBool)
 def test_out_bypass_document_validation(db, flag):
     db.command("create", "target", validator={"a": 2})
     db.source.insert_one({"_id": 0, "a": 1})
