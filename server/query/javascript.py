@@ -515,9 +515,10 @@ def stored_globals() -> StoredGlobals:
     """The running operation's database's system.js globals, read now (a $where or mapReduce takes them
     when it is parsed, as mongod loads them into the scope per operation; $function and $accumulator do
     not see them)."""
-    if _stored_loader is None:
-        return ()
-    return _stored_loader(_database())
+    database = _database()
+    if _stored_loader is None or not database:
+        return ()  # outside an operation (pure use) there is no database, so no system.js to read
+    return _stored_loader(database)
 
 
 class JsFunction:

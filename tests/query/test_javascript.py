@@ -34,6 +34,15 @@ def where(spec, docs=DOCS):
 
 # $where (jstests/core/where1.js, where2.js, where3.js)
 
+def test_where_outside_an_operation_reads_no_stored_functions(monkeypatch):
+    # (a loader left by a server that has since closed its storage, as an in-process server stopped
+    # before pure code runs $where in the same process, failed every $where with EngineClosed)
+    def closed_storage(database):
+        raise AssertionError(f"system.js read outside an operation ({database!r})")
+    monkeypatch.setattr(javascript, "_stored_loader", closed_storage)
+    assert where("this.a == 1") == [1, 4, 7]
+
+
 @pytest.mark.parametrize("spec", [
     "this.a == 1",
     "return this.a == 1",
