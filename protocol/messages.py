@@ -57,6 +57,9 @@ class OpMsg(NamedTuple):
     command: dict[str, Any]
     sequence_ids: tuple[str, ...] = ()
     compressor_id: int | None = None
+    # Every element of the body in wire order, (name, value) — set only when a field name repeats, which
+    # a dict cannot hold: ``command`` then keeps each name's first value (what mongod's lookups read).
+    repeated: tuple[tuple[str, Any], ...] | None = None
 
     @property
     def more_to_come(self) -> bool:
@@ -268,6 +271,63 @@ def _element_text(data: bytes | memoryview, pos: int) -> str | None:
     return None
 
 
+# BSON element value sizes by type byte: fixed ones, and those read from an int32 length prefix (plus
+# what the prefix does not count). A regex (0x0B) is two cstrings. Anything else never passes the decoder.
+_FIXED_SIZE: list[int | None] = [None] * 256
+for _type, _size in {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8,
+                     0x13: 16, 0xFF: 0, 0x7F: 0}.items():
+    _FIXED_SIZE[_type] = _size
+_PREFIXED_EXTRA: list[int | None] = [None] * 256
+for _type, _size in {0x02: 4, 0x0D: 4, 0x0E: 4, 0x03: 0, 0x04: 0, 0x0F: 0, 0x05: 5, 0x0C: 16}.items():
+    _PREFIXED_EXTRA[_type] = _size
+
+
+def _element_starts(data: bytes, start: int, size: int) -> list[int]:
+    """The offsets of the top-level elements of the document at ``start`` (``size`` bytes) of ``data``,
+    which the decoder has already validated. It reads only each element's type, name and length: the
+    cost grows with the number of fields, never with their size."""
+    starts: list[int] = []
+    append = starts.append
+    find = data.find
+    unpack = INT32.unpack_from
+    pos, end = start + 4, start + size - 1
+    while pos < end:
+        append(pos)
+        kind = data[pos]
+        pos = find(b"\x00", pos + 1) + 1
+        fixed = _FIXED_SIZE[kind]
+        if fixed is not None:
+            pos += fixed
+            continue
+        extra = _PREFIXED_EXTRA[kind]
+        if extra is not None:
+            pos += unpack(data, pos)[0] + extra
+        else:  # a regex: pattern and options
+            pos = find(b"\x00", find(b"\x00", pos) + 1) + 1
+    return starts
+
+
+def _repeated_fields(
+    data: bytes, start: int, size: int, document: dict[str, Any]
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...] | None]:
+    """``document`` (decoded from ``data[start:start + size]``) and None when no field name repeats;
+    otherwise the document rebuilt with each name's first value, and every element in wire order.
+    Commands never repeat a name, so the check is a walk over the element heads (``_element_starts``)
+    and the rebuild happens only for a body that does."""
+    starts = _element_starts(data, start, size)
+    if len(starts) == len(document):
+        return document, None
+    bounds = [*starts, start + size - 1]
+    elements = []
+    for begin, stop in zip(bounds, bounds[1:], strict=False):
+        element = data[begin:stop]
+        elements.append(next(iter(codec.decode(INT32.pack(len(element) + 5) + element + b"\x00").items())))
+    first: dict[str, Any] = {}
+    for name, value in elements:
+        first.setdefault(name, value)
+    return first, tuple(elements)
+
+
 # Each level below the top costs at least 7 bytes (type byte, a 1-byte name's NUL, a 5-byte empty
 # document or array), so a document shorter than this cannot nest past MAX_BSON_DEPTH: no walk needed.
 _DEPTH_WALK_BYTES = 5 + 7 * MAX_BSON_DEPTH
@@ -295,17 +355,10 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             ErrorCode.IllegalOpMsgFlag, f"Message contains illegal flags value: Ob{flags:032b}", fatal=True
         )
     end = len(message)
-    if flags & CHECKSUM_PRESENT:
+    if flags & CHECKSUM_PRESENT:  # (verified once the sections parsed: mongod's order)
         end -= 4
         if end < HEADER_SIZE + 5:
-            raise ParseError(
-                ErrorCode.ProtocolError, "OP_MSG is too short to hold its checksum", request_id=rid
-            )
-        (expected,) = UINT32.unpack_from(message, end)
-        if crc32c.crc32c(memoryview(message)[:end]) != expected:
-            raise ParseError(
-                ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents", fatal=True
-            )
+            raise ParseError(51252, "Invalid message size for an OpMsg containing a checksum", request_id=rid)
     view = memoryview(message)
     body: dict[str, Any] | None = None
     sequences: list[tuple[str, RawDocuments]] = []
@@ -320,6 +373,10 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
             body_size = pos - body_start
         elif kind == 1:
+            if len(sequences) >= MAX_DOCUMENT_SEQUENCES:  # (before the section is read, as mongod)
+                raise ParseError(
+                    ErrorCode.TooManyDocumentSequences, "Too many document sequences in OP_MSG", fatal=True
+                )
             if end - pos < 4:
                 raise ParseError(
                     ErrorCode.ProtocolError, "Truncated document sequence header", request_id=rid
@@ -335,12 +392,6 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             identifier, docs_start = read_cstring(
                 message, pos + 4, "document sequence identifier", rid, limit=seq_end
             )
-            if len(sequences) >= MAX_DOCUMENT_SEQUENCES:
-                raise ParseError(
-                    ErrorCode.TooManyDocumentSequences,
-                    f"Too many document sequences in OP_MSG (more than {MAX_DOCUMENT_SEQUENCES})",
-                    fatal=True,
-                )
             if any(identifier == seen for seen, _ in sequences):
                 raise ParseError(40431, f"Duplicate document sequence: {identifier}", request_id=rid)
             docs = RawDocuments(message, docs_start, seq_end, identifier, rid)
@@ -352,14 +403,20 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
     if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
         _check_depth(body, rid)
+    body, repeated = _repeated_fields(message, body_start, body_size, body)
     if not sequences:
-        return OpMsg(rid, flags, body)
-    lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
-    for identifier, docs in sequences:
-        if identifier in body:
+        if flags & CHECKSUM_PRESENT:
+            _check_checksum(message, end)
+        return OpMsg(rid, flags, body, (), None, repeated)
+    for identifier, _ in sequences:
+        if _in_body(body, identifier):
             raise ParseError(
                 40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
             )
+    if flags & CHECKSUM_PRESENT:
+        _check_checksum(message, end)
+    lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
+    for identifier, docs in sequences:
         if lazy and identifier == "documents":
             body[identifier] = docs
             continue
@@ -370,7 +427,30 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise
         for doc in body[identifier]:
             _check_depth(doc, rid)
-    return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]))
+    return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]), None, repeated)
+
+
+def _check_checksum(message: bytes, end: int) -> None:
+    """288 ChecksumMismatch (fatal) unless the CRC-32C at ``end`` covers ``message[:end]``."""
+    (expected,) = UINT32.unpack_from(message, end)
+    if crc32c.crc32c(memoryview(message)[:end]) != expected:
+        raise ParseError(ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents", fatal=True)
+
+
+def _in_body(body: dict[str, Any], identifier: str) -> bool:
+    """Whether the body holds the sequence's identifier as mongod looks for it
+    (``extractElementAtPathOrArrayAlongPath``): a dotted identifier is a path, found when every step
+    exists and the walk ends or meets an array on the way."""
+    if "." not in identifier:
+        return identifier in body
+    value: Any = body
+    for step in identifier.split("."):
+        if type(value) is not dict or step not in value:
+            return False
+        value = value[step]
+        if type(value) is list:
+            return True
+    return True
 
 
 def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
@@ -438,15 +518,16 @@ def encode_op_msg(document: bytes, request_id: int, response_to: int, flags: int
 
 
 def encode_op_msg_request(
-    command: dict[str, Any],
+    command: dict[str, Any] | bytes,
     request_id: int,
     *,
     flags: int = 0,
     sequences: dict[str, list[dict[str, Any]]] | None = None,
     checksum: bool = False,
 ) -> bytes:
-    """Build a client-side OP_MSG (tests and tools use it): optional kind-1 sequences and checksum."""
-    parts = [b"\x00", codec.encode(command)]
+    """Build a client-side OP_MSG (tests and tools use it): optional kind-1 sequences and checksum.
+    ``command`` may be BSON bytes already (a body a dict cannot hold, e.g. with a repeated name)."""
+    parts = [b"\x00", command if isinstance(command, bytes) else codec.encode(command)]
     for identifier, docs in (sequences or {}).items():
         payload = identifier.encode() + b"\x00" + b"".join(codec.encode(d) for d in docs)
         parts += [b"\x01", INT32.pack(4 + len(payload)), payload]

@@ -53,7 +53,7 @@ from tidemark.commands import (
     testing,
     users,
 )
-from tidemark.commands.api_version import check_api_parameters
+from tidemark.commands.api_version import check_api_parameters, check_repeated_fields
 from tidemark.commands.concerns import check_concerns, refuses_write_concern, unacknowledged
 from tidemark.context import (
     CloseConnection,
@@ -190,9 +190,11 @@ class Dispatcher:
         self.table = table
         server.commands = self.table
 
-    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0) -> dict[str, Any]:
+    async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0,
+                      repeated: tuple[tuple[str, Any], ...] | None = None) -> dict[str, Any]:
         """Run ``cmd``; ``request_bytes`` is the size of its wire message (large requests parse off
-        the event loop: ``CommandContext.run_heavy``)."""
+        the event loop: ``CommandContext.run_heavy``); ``repeated``: every element of a body whose
+        field names repeat (``OpMsg.repeated``; ``cmd`` then holds each name's first value)."""
         started = time.monotonic()
         # profiling as it stood when the command began (mongod's CurOp keeps the level it entered with):
         # the profile command that turns it off is still profiled
@@ -213,6 +215,8 @@ class Dispatcher:
             if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:
                 raise MongoError(498870, "The apiVersion parameter is required, please configure your "
                                          "MongoClient's API version")
+            if repeated is not None:
+                check_repeated_fields(repeated)  # 40413, where mongod's first parse of the body meets it
             if "apiVersion" in cmd or "apiStrict" in cmd or "apiDeprecationErrors" in cmd:
                 check_api_parameters(spec.name, cmd)  # 322 / 323 / 4886600, as mongod
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing

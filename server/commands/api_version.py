@@ -21,7 +21,7 @@ from typing import Any
 from tidemark.arguments import wrong_type
 from tidemark.protocol.errors import ErrorCode, MongoError
 
-__all__ = ["check_api_parameters"]
+__all__ = ["check_api_parameters", "check_repeated_fields"]
 
 # Commands in API Version 1 (names as the command table spells them; aliases resolve to these).
 API_V1_COMMANDS = frozenset({
@@ -66,6 +66,30 @@ UNSTABLE_COLLMOD_INDEX_FIELDS = ("prepareUnique", "forceNonUnique")
 
 # The only $collStats option in API Version 1 (latencyStats, storageStats, queryExecStats are not).
 STABLE_COLL_STATS_OPTIONS = frozenset({"count"})
+
+
+# The API parameters' IDL types (APIParametersFromClient): the parser checks each occurrence's type first.
+_API_FIELD_TYPES = {"apiVersion": (str, "string"), "apiStrict": (bool, "bool"), "apiDeprecationErrors": (bool, "bool")}
+
+
+def check_repeated_fields(elements: tuple[tuple[str, Any], ...]) -> None:
+    """A body whose field names repeat (``elements``: all of them, in wire order), refused where mongod
+    refuses it: the first IDL parse of the whole body is the API parameters' (APIParametersFromClient, a
+    non-strict struct, so every field name counts), so any command answers 40413 IDLDuplicateField
+    "BSON field 'APIParametersFromClient.<name>' is a duplicate field" at the first repeat — unless an
+    API parameter before it has the wrong type (its parser checks the type first; a null is ignored)."""
+    seen: set[str] = set()
+    for name, value in elements:
+        typed = _API_FIELD_TYPES.get(name)
+        if typed is not None:
+            if value is None:
+                continue
+            if type(value) is not typed[0]:
+                raise wrong_type(name, value, typed[1])
+        if name in seen:
+            raise MongoError(ErrorCode.IDLDuplicateField,
+                             f"BSON field 'APIParametersFromClient.{name}' is a duplicate field")
+        seen.add(name)
 
 
 def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:

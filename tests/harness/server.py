@@ -38,9 +38,10 @@ def recv_frame(sock: socket.socket) -> bytes:
     return data
 
 
-def raw_command(port: int, command: dict[str, Any], *, timeout: float = 5.0,
+def raw_command(port: int, command: dict[str, Any] | bytes, *, timeout: float = 5.0,
                 sequences: dict[str, list] | None = None, ssl_context: Any = None) -> dict[str, Any]:
-    """Send one OP_MSG command on a fresh socket (no driver) and return the reply document;
+    """Send one OP_MSG command on a fresh socket (no driver) and return the reply document
+    (``command``: a dict, or BSON bytes for a body a dict cannot hold, such as a repeated name);
     ``sequences``: kind-1 document sequences (e.g. an insert's ``documents``); ``ssl_context``: talk
     TLS (an ``ssl.SSLContext`` that trusts the server)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as plain:
