@@ -217,7 +217,7 @@ COMMAND_FIELDS: dict[str, dict[str, IdlType | None]] = {
         "awaitData": OPTIONAL_BOOL, "allowPartialResults": OPTIONAL_BOOL, "readOnce": OPTIONAL_BOOL,
         "allowSpeculativeMajorityRead": OPTIONAL_BOOL, "$_requestResumeToken": OPTIONAL_BOOL,
         "let": OBJECT, "options": OBJECT, "$queryOptions": ANY, "$_resumeAfter": ANY, "oplogReplay": ANY,
-        "runtimeConstants": ANY, "collectionUUID": ANY, "maxScan": ANY, "snapshot": ANY,
+        "runtimeConstants": ANY, "collectionUUID": ANY,
     },
     "aggregate": {
         "pipeline": ANY, "explain": ANY, "cursor": ANY, "hint": ANY, "exchange": ANY, "runtimeConstants": ANY,

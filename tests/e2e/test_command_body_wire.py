@@ -124,6 +124,15 @@ def test_the_first_value_of_a_repeated_db_names_the_database(wire):
     assert reply["code"] == 14 and "$db" in reply["errmsg"], reply
 
 
+@pytest.mark.commands("find", "aggregate", "count", "distinct", "insert", "update", "delete", "findAndModify")
+@pytest.mark.parametrize("command, field", [
+    ("find", "maxScan"), ("find", "snapshot"),
+])
+def test_fields_removed_before_7_0_are_unknown(client, command, field):
+    reply = client["body_wire_db"].command({command: COLL, field: 1}, check=False)
+    assert _error(reply) == (40415, "IDLUnknownField", f"BSON field '{command}.{field}' is an unknown field.")
+
+
 # ------------------------------------------------------------------------------------------------
 # OP_MSG sections and checksum (rpc/op_msg.cpp)
 # ------------------------------------------------------------------------------------------------
