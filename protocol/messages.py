@@ -372,6 +372,9 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             body_start = pos
             body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
             body_size = pos - body_start
+            if "$tenant" in body:  # (a server without multitenancy: 7.0's op_msg.cpp, at once)
+                raise ParseError(ErrorCode.InvalidOptions,
+                                 "Multitenancy not enabled, cannot set $tenant in command body", request_id=rid)
         elif kind == 1:
             if len(sequences) >= MAX_DOCUMENT_SEQUENCES:  # (before the section is read, as mongod)
                 raise ParseError(
@@ -397,6 +400,8 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             docs = RawDocuments(message, docs_start, seq_end, identifier, rid)
             sequences.append((identifier, docs))
             pos = seq_end
+        elif kind == 2:  # a security token section: only a multitenant server takes one
+            raise ParseError(ErrorCode.Unauthorized, "Unsupported Security Token provided", request_id=rid)
         else:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:

@@ -165,6 +165,21 @@ def test_a_checksum_flag_on_a_message_too_short_for_one_is_51252(wire):
     assert (reply["code"], reply["errmsg"]) == (51252, "Invalid message size for an OpMsg containing a checksum")
 
 
+@pytest.mark.commands("ping")
+def test_a_security_token_section_is_unauthorized_without_multitenancy(wire):
+    """7.0's section kind 2 (a security token): refused with 13 at once, the connection kept."""
+    frame = encode_op_msg_request({"ping": 1, "$db": "admin"}, 1) + b"\x02" + codec.encode({"t": 1})
+    frame = _INT32.pack(len(frame)) + frame[4:]
+    assert _error(wire.send(frame)) == (13, "Unauthorized", "Unsupported Security Token provided")
+    assert wire.command({"ping": 1, "$db": "admin"})["ok"] == 1.0
+
+
+@pytest.mark.commands("ping")
+def test_a_body_naming_a_tenant_is_refused_without_multitenancy(wire):
+    reply = wire.command({"ping": 1, "$tenant": 1, "$db": "admin"})
+    assert _error(reply) == (72, "InvalidOptions", "Multitenancy not enabled, cannot set $tenant in command body")
+
+
 @pytest.mark.commands("insert")
 @pytest.mark.parametrize("body, clash", [
     ({"insert": COLL, "a": {"b": 1}}, True),  # a dotted identifier is a path into the body
