@@ -81,6 +81,7 @@ class OpQuery(NamedTuple):
     query: dict[str, Any]
     fields: dict[str, Any] | None = None
     compressor_id: int | None = None
+    repeated: tuple[tuple[str, Any], ...] | None = None  # as ``OpMsg.repeated``, for the query document
 
     @property
     def database(self) -> str:
@@ -478,7 +479,8 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
     if pos != len(message):
         raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
     _check_depth(query, rid, query_size)
-    return OpQuery(rid, flags, name, skip, n_return, query, fields)
+    query, repeated = _repeated_fields(message, query_start, query_size, query)
+    return OpQuery(rid, flags, name, skip, n_return, query, fields, None, repeated)
 
 
 def decode_message(message: bytes | bytearray) -> Request:
@@ -547,15 +549,16 @@ def encode_op_msg_request(
 
 
 def encode_op_query_request(
-    full_collection_name: str, query: dict[str, Any], request_id: int, *, number_to_return: int = -1
+    full_collection_name: str, query: dict[str, Any] | bytes, request_id: int, *, number_to_return: int = -1
 ) -> bytes:
-    """Build a client-side OP_QUERY (tests use it to replay the legacy handshake)."""
+    """Build a client-side OP_QUERY (tests use it to replay the legacy handshake); ``query`` may be BSON
+    bytes already."""
     body = (
         INT32.pack(0)
         + full_collection_name.encode()
         + b"\x00"
         + _OP_QUERY_COUNTS.pack(0, number_to_return)
-        + codec.encode(query)
+        + (query if isinstance(query, bytes) else codec.encode(query))
     )
     return HEADER.pack(HEADER_SIZE + len(body), request_id, 0, OpCode.OP_QUERY) + body
 

@@ -376,12 +376,14 @@ class Connection(asyncio.Protocol):
             self._send_legacy_failure(rid, "OP_QUERY is no longer supported")
             return
         cmd = request.query
+        repeated = request.repeated
         if (
             len(cmd) >= 1
             and next(iter(cmd)) in ("$query", "query")
             and isinstance(next(iter(cmd.values())), dict)
         ):
             cmd = dict(next(iter(cmd.values())))
+            repeated = None  # (the wrapper's names; a wrapped command's own repeats are not seen)
         name = next(iter(cmd), "")
         if request.number_to_return not in (1, -1):
             reply: dict[str, Any] = MongoError(
@@ -397,7 +399,9 @@ class Connection(asyncio.Protocol):
             reply = MongoError(40621, "$db is not allowed in OP_QUERY requests").to_reply()
         else:
             cmd["$db"] = request.database
-            reply = await self.dispatcher.execute(self.info, cmd)
+            if repeated is not None:
+                repeated = (*repeated, ("$db", request.database))
+            reply = await self.dispatcher.execute(self.info, cmd, 0, repeated)
         self._send(encode_op_reply(self._encode_reply(reply), next(_reply_ids), rid))
 
     def _send_legacy_failure(self, request_id: int, what: str) -> None:

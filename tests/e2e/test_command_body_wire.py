@@ -30,7 +30,12 @@ from hypothesis import strategies as st
 
 from tidemark.arguments import COMMAND_FIELDS, GENERIC_ARGUMENTS
 from tidemark.protocol import codec
-from tidemark.protocol.messages import CHECKSUM_PRESENT, decode_reply, encode_op_msg_request
+from tidemark.protocol.messages import (
+    CHECKSUM_PRESENT,
+    decode_reply,
+    encode_op_msg_request,
+    encode_op_query_request,
+)
 
 COLL = "body_wire"
 _INT32 = struct.Struct("<i")
@@ -98,6 +103,14 @@ def test_an_api_parameter_of_the_wrong_type_before_the_repeat_is_reported_first(
     assert reply["code"] == 14 and "apiStrict" in reply["errmsg"], reply
     reply = wire.command(bson_body(("find", COLL), ("a", 1), ("a", 2), ("apiStrict", 1), ("$db", "body_wire_db")))
     assert _error(reply) == _duplicate("a")
+
+
+@pytest.mark.commands("isMaster")
+def test_a_legacy_op_query_handshake_with_a_repeated_field_is_refused_the_same_way(wire):
+    query = bson_body(("isMaster", 1), ("helloOk", True), ("helloOk", True))
+    reply = wire.send(encode_op_query_request("admin.$cmd", query, 1))
+    assert _error(reply) == _duplicate("helloOk")
+    assert wire.send(encode_op_query_request("admin.$cmd", {"isMaster": 1}, 2))["ok"] == 1.0
 
 
 @pytest.mark.commands("find")
