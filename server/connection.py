@@ -343,7 +343,8 @@ class Connection(asyncio.Protocol):
             if trailer is not None:  # the empty last batch of an exhaust stream
                 reply, trailer = trailer, None
             else:
-                reply = await self.dispatcher.execute(self.info, cmd, request_bytes, request.repeated)
+                reply = await self.dispatcher.execute(self.info, cmd, request_bytes, request.repeated,
+                                                      request.sequence_ids)
             if more_to_come:
                 return
             follow = _exhaust_next(cmd, reply) if exhaust_allowed and not self._closing else None

@@ -402,7 +402,7 @@ class CommandContext:
     """Per-command context: target database, server and connection state, and deadline helpers."""
 
     __slots__ = ("server", "conn", "db", "command_name", "lsid", "op", "request_bytes", "_facts", "paused",
-                 "from_oplog")
+                 "from_oplog", "sequence_ids")
 
     def __init__(
         self,
@@ -416,9 +416,12 @@ class CommandContext:
         op: Operation | None = None,
         request_bytes: int = 0,
         from_oplog: bool = False,
+        sequence_ids: tuple[str, ...] = (),
     ):
         self.server = server
         self.request_bytes = request_bytes
+        # the fields that came as OP_MSG document sequences (folded into the command: only echo tells)
+        self.sequence_ids = sequence_ids
         self.conn = conn
         self.db = db
         self.command_name = command_name

@@ -191,10 +191,12 @@ class Dispatcher:
         server.commands = self.table
 
     async def execute(self, conn: ConnectionInfo, cmd: dict[str, Any], request_bytes: int = 0,
-                      repeated: tuple[tuple[str, Any], ...] | None = None) -> dict[str, Any]:
+                      repeated: tuple[tuple[str, Any], ...] | None = None,
+                      sequence_ids: tuple[str, ...] = ()) -> dict[str, Any]:
         """Run ``cmd``; ``request_bytes`` is the size of its wire message (large requests parse off
         the event loop: ``CommandContext.run_heavy``); ``repeated``: every element of a body whose
-        field names repeat (``OpMsg.repeated``; ``cmd`` then holds each name's first value)."""
+        field names repeat (``OpMsg.repeated``; ``cmd`` then holds each name's first value);
+        ``sequence_ids``: the fields of ``cmd`` that came as document sequences."""
         started = time.monotonic()
         # profiling as it stood when the command began (mongod's CurOp keeps the level it entered with):
         # the profile command that turns it off is still profiled
@@ -245,7 +247,7 @@ class Dispatcher:
                     op.time_out_now = failpoints.time_out_now()
                     await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
-                                     request_bytes=request_bytes)
+                                     request_bytes=request_bytes, sequence_ids=sequence_ids)
                 if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
                     log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
                               client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])

@@ -145,6 +145,11 @@ async def refresh_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, 
 
 
 async def echo(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
+    """mongod's EchoCommand: ``echo`` is the request's body as sent. Its document sequences are not in
+    the body: mongod sends them back as document sequences of the reply, which replies here never
+    carry (drivers refuse them), so they are left out."""
+    if ctx.sequence_ids:
+        return {"echo": {key: value for key, value in cmd.items() if key not in ctx.sequence_ids}}
     return {"echo": dict(cmd)}
 
 

@@ -193,6 +193,17 @@ def test_a_body_naming_a_tenant_is_refused_without_multitenancy(wire):
     assert _error(reply) == (72, "InvalidOptions", "Multitenancy not enabled, cannot set $tenant in command body")
 
 
+@pytest.mark.commands("echo")
+def test_echo_returns_the_body_without_its_document_sequences(start_server, tmp_path):
+    """mongod's EchoCommand echoes ``request.body``; the sequences are not part of it (mongod returns
+    them as reply sequences, which replies here never carry)."""
+    wire = Wire(start_server(dbpath=tmp_path / "db", params={"enableTestCommands": 1}).port)
+    reply = wire.command({"echo": 1, "a": [1], "$db": "admin"}, sequences={"docs": [{"x": 1}, {"x": 2}]})
+    assert reply["ok"] == 1.0, reply
+    assert reply["echo"] == {"echo": 1, "a": [1], "$db": "admin"}
+    wire.close()
+
+
 @pytest.mark.commands("insert")
 @pytest.mark.parametrize("body, clash", [
     ({"insert": COLL, "a": {"b": 1}}, True),  # a dotted identifier is a path into the body
