@@ -272,21 +272,21 @@ def _element_text(data: bytes | memoryview, pos: int) -> str | None:
     return None
 
 
-# BSON element value sizes by type byte: fixed ones, and those read from an int32 length prefix (plus
-# what the prefix does not count). A regex (0x0B) is two cstrings. Anything else never passes the decoder.
-_FIXED_SIZE: list[int | None] = [None] * 256
+# How to step over a BSON element's value, by type byte: a fixed size (>= 0), or -(extra + 1) for a value
+# led by an int32 length that leaves ``extra`` bytes uncounted; None for a regex (two cstrings). No
+# other type byte passes the decoder.
+_VALUE_SKIP: list[int | None] = [None] * 256
 for _type, _size in {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8, 0x12: 8,
                      0x13: 16, 0xFF: 0, 0x7F: 0}.items():
-    _FIXED_SIZE[_type] = _size
-_PREFIXED_EXTRA: list[int | None] = [None] * 256
-for _type, _size in {0x02: 4, 0x0D: 4, 0x0E: 4, 0x03: 0, 0x04: 0, 0x0F: 0, 0x05: 5, 0x0C: 16}.items():
-    _PREFIXED_EXTRA[_type] = _size
+    _VALUE_SKIP[_type] = _size
+for _type, _extra in {0x02: 4, 0x0D: 4, 0x0E: 4, 0x03: 0, 0x04: 0, 0x0F: 0, 0x05: 5, 0x0C: 16}.items():
+    _VALUE_SKIP[_type] = -(_extra + 1)
 
 
-def _element_starts(data: bytes, start: int, size: int) -> list[int]:
+def _element_starts(data: bytes, start: int, size: int, skips: list[int | None] = _VALUE_SKIP) -> list[int]:
     """The offsets of the top-level elements of the document at ``start`` (``size`` bytes) of ``data``,
     which the decoder has already validated. It reads only each element's type, name and length: the
-    cost grows with the number of fields, never with their size."""
+    cost grows with the number of fields, never with their size (every OP_MSG body pays it)."""
     starts: list[int] = []
     append = starts.append
     find = data.find
@@ -294,17 +294,14 @@ def _element_starts(data: bytes, start: int, size: int) -> list[int]:
     pos, end = start + 4, start + size - 1
     while pos < end:
         append(pos)
-        kind = data[pos]
+        skip = skips[data[pos]]
         pos = find(b"\x00", pos + 1) + 1
-        fixed = _FIXED_SIZE[kind]
-        if fixed is not None:
-            pos += fixed
-            continue
-        extra = _PREFIXED_EXTRA[kind]
-        if extra is not None:
-            pos += unpack(data, pos)[0] + extra
-        else:  # a regex: pattern and options
+        if skip is None:  # a regex: pattern and options
             pos = find(b"\x00", find(b"\x00", pos) + 1) + 1
+        elif skip >= 0:
+            pos += skip
+        else:
+            pos += unpack(data, pos)[0] - skip - 1
     return starts
 
 
