@@ -85,7 +85,7 @@ def check_repeated_fields(elements: tuple[tuple[str, Any], ...]) -> None:
             if value is None:
                 continue
             if type(value) is not typed[0]:
-                raise wrong_type(name, value, typed[1])
+                raise wrong_type(f"APIParametersFromClient.{name}", value, typed[1])
         if name in seen:
             raise MongoError(ErrorCode.IDLDuplicateField,
                              f"BSON field 'APIParametersFromClient.{name}' is a duplicate field")
@@ -93,19 +93,21 @@ def check_repeated_fields(elements: tuple[tuple[str, Any], ...]) -> None:
 
 
 def check_api_parameters(name: str, cmd: dict[str, Any]) -> None:
-    """Raise like mongod for API parameters ``name`` (the command's canonical name) cannot honour."""
+    """Raise like mongod for API parameters ``name`` (the command's canonical name) cannot honour. A
+    parameter of the wrong type is named by its parser's context, as mongod's
+    ``APIParametersFromClient::parse(IDLParserContext("APIParametersFromClient"), body)`` names it."""
     version = cmd.get("apiVersion")
     strict = cmd.get("apiStrict")
     deprecation = cmd.get("apiDeprecationErrors")
     for field, value in (("apiStrict", strict), ("apiDeprecationErrors", deprecation)):
         if value is not None and not isinstance(value, bool):
-            raise wrong_type(field, value, "bool")
+            raise wrong_type(f"APIParametersFromClient.{field}", value, "bool")
     if (strict is not None or deprecation is not None) and version is None:
         raise MongoError(4886600, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion")
     if version is None:
         return
     if type(version) is not str:
-        raise wrong_type("apiVersion", version, "string")
+        raise wrong_type("APIParametersFromClient.apiVersion", version, "string")
     if version != "1":
         raise MongoError(ErrorCode.APIVersionError, 'API version must be "1"')
     if strict:

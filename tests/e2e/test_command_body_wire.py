@@ -100,7 +100,8 @@ def test_a_repeated_field_name_is_refused_at_its_first_repeat(wire, elements, re
 @pytest.mark.commands("find")
 def test_an_api_parameter_of_the_wrong_type_before_the_repeat_is_reported_first(wire):
     reply = wire.command(bson_body(("find", COLL), ("apiStrict", 1), ("a", 1), ("a", 2), ("$db", "body_wire_db")))
-    assert reply["code"] == 14 and "apiStrict" in reply["errmsg"], reply
+    assert _error(reply) == (14, "TypeMismatch", "BSON field 'APIParametersFromClient.apiStrict' is the wrong "
+                                                 "type 'int', expected type 'bool'")
     reply = wire.command(bson_body(("find", COLL), ("a", 1), ("a", 2), ("apiStrict", 1), ("$db", "body_wire_db")))
     assert _error(reply) == _duplicate("a")
 
@@ -111,6 +112,19 @@ def test_a_legacy_op_query_handshake_with_a_repeated_field_is_refused_the_same_w
     reply = wire.send(encode_op_query_request("admin.$cmd", query, 1))
     assert _error(reply) == _duplicate("helloOk")
     assert wire.send(encode_op_query_request("admin.$cmd", {"isMaster": 1}, 2))["ok"] == 1.0
+
+
+@pytest.mark.commands("ping")
+@pytest.mark.parametrize("field, value, expected", [
+    ("apiVersion", 1, "type 'int', expected type 'string'"),
+    ("apiStrict", "yes", "type 'string', expected type 'bool'"),
+    ("apiDeprecationErrors", 1.5, "type 'double', expected type 'bool'"),
+])
+def test_an_api_parameter_of_the_wrong_type_is_named_by_its_parser(client, field, value, expected):
+    """mongod parses them with IDLParserContext("APIParametersFromClient"): the path says so."""
+    cmd = {"ping": 1, field: value, **({"apiVersion": "1"} if field != "apiVersion" else {})}
+    reply = client.admin.command(cmd, check=False)
+    assert _error(reply) == (14, "TypeMismatch", f"BSON field 'APIParametersFromClient.{field}' is the wrong {expected}")
 
 
 @pytest.mark.commands("find")
