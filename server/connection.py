@@ -339,12 +339,13 @@ class Connection(asyncio.Protocol):
         more_to_come = request.flags & MORE_TO_COME
         exhaust_allowed = request.flags & EXHAUST_ALLOWED
         trailer: dict[str, Any] | None = None
+        repeated, sequence_ids = request.repeated, request.sequence_ids
         while True:
             if trailer is not None:  # the empty last batch of an exhaust stream
                 reply, trailer = trailer, None
             else:
-                reply = await self.dispatcher.execute(self.info, cmd, request_bytes, request.repeated,
-                                                      request.sequence_ids)
+                reply = await self.dispatcher.execute(self.info, cmd, request_bytes, repeated, sequence_ids)
+                repeated, sequence_ids = None, ()  # (what follows in an exhaust stream is the server's getMore)
             if more_to_come:
                 return
             follow = _exhaust_next(cmd, reply) if exhaust_allowed and not self._closing else None
