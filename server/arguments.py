@@ -26,7 +26,7 @@ from bson.int64 import Int64
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
-__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "check_command", "check_fields", "missing", "wrong_type",
+__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "DOC_SEQUENCE_FIELDS", "check_command", "check_fields", "missing", "wrong_type",
            "extract_wrong_type", "field"]
 
 # Arguments any command may carry that are not parameters of the command itself (mongod's
@@ -296,11 +296,24 @@ _TAKES: dict[str, dict[str, frozenset[type] | None]] = {
     for command, fields in COMMAND_FIELDS.items()}
 
 
-def check_command(cmd: dict, command: str, shown: str | None = None) -> None:
+# The fields of a command its IDL lets arrive as an OP_MSG document sequence (``supports_doc_sequence``).
+DOC_SEQUENCE_FIELDS = {"insert": ("documents",), "update": ("updates",), "delete": ("deletes",)}
+
+
+def check_command(cmd: dict, command: str, shown: str | None = None, sequences: tuple[str, ...] = ()) -> None:
     """``cmd`` (its first field the command's name) checked in document order against
     ``COMMAND_FIELDS[command]`` as mongod's generated parser checks it: a declared field of the wrong
     type is 14 (see ``IdlType``), an undeclared one not a generic argument 40415. ``shown``: the name
-    messages give the command (an alias as the client spelled it; default ``command``)."""
+    messages give the command (an alias as the client spelled it; default ``command``). ``sequences``:
+    the fields that came as document sequences (folded into ``cmd`` after the body's): the parser reads
+    them after the body, and one that is not a sequence field of the command is 40415."""
+    if sequences:
+        check_command({key: value for key, value in cmd.items() if key not in sequences}, command, shown)
+        for name in sequences:
+            if name not in DOC_SEQUENCE_FIELDS.get(command, ()):
+                raise MongoError(ErrorCode.IDLUnknownField,
+                                 f"BSON field '{shown or command}.{name}' is an unknown field.")
+        return
     takes = _TAKES[command]
     try:
         for key, value in cmd.items():

@@ -148,7 +148,7 @@ def _prepare_documents(docs: list, ordered: bool, indexes, from_oplog: bool = Fa
 
 
 async def insert(ctx: CommandContext, cmd: dict) -> dict:
-    check_command(cmd, "insert")
+    check_command(cmd, "insert", sequences=ctx.sequence_ids)
     ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "insert")
     _check_write_namespace(ctx.db, name)
@@ -482,7 +482,7 @@ def _parse_updates(cmd: dict, raw_statements: list, ordered: bool, info, from_op
 
 
 async def update(ctx: CommandContext, cmd: dict) -> dict:
-    check_command(cmd, "update")
+    check_command(cmd, "update", sequences=ctx.sequence_ids)
     ordered, bypass = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "update")
     _check_write_namespace(ctx.db, name)
@@ -579,7 +579,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
 
 
 async def delete(ctx: CommandContext, cmd: dict) -> dict:
-    check_command(cmd, "delete")
+    check_command(cmd, "delete", sequences=ctx.sequence_ids)
     ordered, _ = write_statements.write_flags(cmd)
     name = C.collection_arg(cmd, "delete")
     _check_write_namespace(ctx.db, name)

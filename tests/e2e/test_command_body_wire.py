@@ -218,6 +218,30 @@ def test_echo_returns_the_body_without_its_document_sequences(start_server, tmp_
     wire.close()
 
 
+@pytest.mark.commands("insert", "update", "delete")
+@pytest.mark.parametrize("body, sequence", [
+    ({"insert": COLL, "documents": [{"_id": 1}]}, "ordered"),  # a declared field, but not a sequence one
+    ({"insert": COLL}, "bogus"),
+    ({"update": COLL, "updates": []}, "documents"),
+    ({"delete": COLL, "deletes": []}, "updates"),
+])
+def test_a_sequence_that_is_not_the_commands_sequence_field_is_unknown(wire, client, body, sequence):
+    """write_ops.idl's generated parser reads the sequences after the body: one that is not the
+    command's sequence field is 40415, and nothing is written."""
+    client["body_wire_db"][COLL].drop()
+    command = next(iter(body))
+    reply = wire.command({**body, "$db": "body_wire_db"}, sequences={sequence: [{"_id": 2}]})
+    assert _error(reply) == (40415, "IDLUnknownField", f"BSON field '{command}.{sequence}' is an unknown field.")
+    assert client["body_wire_db"][COLL].count_documents({}) == 0
+
+
+@pytest.mark.commands("insert")
+def test_the_bodys_fields_are_read_before_its_sequences(wire):
+    reply = wire.command({"insert": COLL, "ordered": "x", "$db": "body_wire_db"},
+                         sequences={"bogus": [{"_id": 2}], "documents": [{"_id": 3}]})
+    assert reply["code"] == 14 and "insert.ordered" in reply["errmsg"], reply
+
+
 @pytest.mark.commands("insert")
 @pytest.mark.parametrize("body, clash", [
     ({"insert": COLL, "a": {"b": 1}}, True),  # a dotted identifier is a path into the body
