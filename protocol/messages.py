@@ -326,6 +326,12 @@ def _repeated_fields(
     return first, tuple(elements)
 
 
+def _every_value(elements: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """A document holding every value of ``elements``, repeats included (for the depth check, which
+    mongod applies to every element of the body)."""
+    return {str(index): value for index, (_, value) in enumerate(elements)}
+
+
 # Each level below the top costs at least 7 bytes (type byte, a 1-byte name's NUL, a 5-byte empty
 # document or array), so a document shorter than this cannot nest past MAX_BSON_DEPTH: no walk needed.
 _DEPTH_WALK_BYTES = 5 + 7 * MAX_BSON_DEPTH
@@ -404,9 +410,9 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
-    if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
-        _check_depth(body, rid)
     body, repeated = _repeated_fields(message, body_start, body_size, body)
+    if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
+        _check_depth(body if repeated is None else _every_value(repeated), rid)
     if not sequences:
         if flags & CHECKSUM_PRESENT:
             _check_checksum(message, end)
@@ -475,8 +481,8 @@ def parse_op_query(message: bytes, header: MsgHeader) -> OpQuery:
         fields, pos = _decode_document(view, pos, len(message), "OP_QUERY returnFieldsSelector", rid)
     if pos != len(message):
         raise ParseError(ErrorCode.ProtocolError, "Trailing bytes after OP_QUERY documents", request_id=rid)
-    _check_depth(query, rid, query_size)
     query, repeated = _repeated_fields(message, query_start, query_size, query)
+    _check_depth(query if repeated is None else _every_value(repeated), rid, query_size)
     return OpQuery(rid, flags, name, skip, n_return, query, fields, None, repeated)
 
 

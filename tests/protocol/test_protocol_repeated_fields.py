@@ -8,11 +8,13 @@ import datetime as dt
 import struct
 import uuid
 
+import pytest
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.protocol import codec
+from tidemark.protocol.framing import ParseError
 from tidemark.protocol.messages import OpMsg, decode_message, encode_op_msg_request
 
 _INT32 = struct.Struct("<i")
@@ -58,3 +60,15 @@ def test_only_a_body_that_repeats_a_name_carries_its_elements(names, values):
             first.setdefault(name, value)
         assert request.command == first  # each name's first value, in first-seen order
         assert list(request.command) == list(first)
+
+
+def test_a_repeated_name_whose_first_value_nests_too_deeply_is_15():
+    """Every element is validated, as mongod's Validated<BSONObj> walks the whole body: the rebuilt
+    command (first values) and the last values alike."""
+    deep: object = 1
+    for _ in range(201):
+        deep = {"a": deep}
+    for elements in ([("ping", 1), ("x", deep), ("x", 1)], [("ping", 1), ("x", 1), ("x", deep)]):
+        with pytest.raises(ParseError) as info:
+            decode_message(encode_op_msg_request(_document(elements), 3))
+        assert info.value.code == 15
