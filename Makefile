@@ -19,7 +19,8 @@ DBPATH     ?= ./data
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 # `make conformance`: pymongo's own test suite; MODES is any of sync,async,auth,testcommands, and
-# pymongoarrow (pymongoarrow's suite: NumPy, pandas, Arrow, Polars readers; not in the default).
+# pymongoarrow (pymongoarrow's suite: NumPy, pandas, Arrow, Polars readers) and motor (Motor's suite:
+# the asyncio and Tornado driver), neither in the default.
 MODES      ?= sync,async,auth,testcommands
 CONFORMANCE_ARGS ?=
 # `make run` hides connection accepted/ended lines unless QUIET=0; METRICS_PORT=9216 serves /metrics.
@@ -44,7 +45,8 @@ help:
 	@echo "make conformance - pymongo's own test suite against fresh servers, compared with"
 	@echo "              tests/conformance/known_differences.toml (MODES=sync,async,auth,testcommands;"
 	@echo "              CONFORMANCE_ARGS='--files test/test_cursor.py'); long: an hour or more;"
-	@echo "              MODES=pymongoarrow runs pymongoarrow's suite instead (about a minute)"
+	@echo "              MODES=pymongoarrow runs pymongoarrow's suite instead (about a minute),"
+	@echo "              MODES=motor Motor's (asyncio and Tornado; about 8 minutes)"
 	@echo "make clean  - remove caches and build output (keeps .venv, .node and data)"
 
 $(PY):
@@ -115,7 +117,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
-# Downloads pymongo's sdist (the installed version) into .conformance/ once, with its own venv there.
+# Downloads pymongo's sdist (the installed version) into .conformance/ once, with its own venv there
+# (pymongoarrow's and Motor's likewise, each with a venv of its own).
 conformance: $(RUN_STAMP)
 	$(PY) -m bench.conformance --modes $(MODES) $(CONFORMANCE_ARGS)
 

@@ -1,13 +1,14 @@
-"""pymongo's own test suite, unpatched, against Tidemark (issue 25, item 18); and pymongoarrow's.
+"""pymongo's own test suite, unpatched, against Tidemark (issue 25, item 18); and pymongoarrow's and Motor's.
 
     python -m bench.conformance                          # every pymongo mode, every file
     python -m bench.conformance --modes sync --files test/test_cursor.py test/test_bulk.py
     python -m bench.conformance --modes pymongoarrow     # pymongoarrow's suite (NumPy, pandas, Arrow, Polars)
+    python -m bench.conformance --modes motor            # Motor's suite (asyncio and Tornado)
 
 What it does, per mode:
 
 1. ensures pymongo's sdist for the *installed* pymongo version is cached in ``.conformance/cache/``
-   (``pip download --no-binary :all:``), extracted in ``.conformance/src/``, and a separate virtualenv
+   (fetched from PyPI's simple index, not built), extracted in ``.conformance/src/``, and a separate virtualenv
    ``.conformance/venv/`` with that pymongo, pytest, pytest-asyncio and pytest-timeout (the project's
    venv stays clean);
 2. for each test file: starts a fresh ``python -m tidemark`` on a free port with a fresh dbpath and the
@@ -28,8 +29,11 @@ library that reads query results into NumPy, pandas, Arrow and Polars: how analy
 time-series data): its sdist's ``test/`` run from a copy (the sdist's source package would shadow the
 installed wheel) in its own venv (``.conformance/venv-pymongoarrow``), its client pointed at the server
 under test by a ``conftest.py`` the run writes beside that copy (the suite's client is fixed at
-localhost:27017), with a ``pytest.ini`` that makes that directory pytest's rootdir. Not in the default
-modes.
+localhost:27017), with a ``pytest.ini`` that makes that directory pytest's rootdir; ``motor``: the test
+suite of Motor (MongoDB's asyncio and Tornado driver, built on pymongo), its sdist's ``test/`` run from
+the sdist's root with its own pytest options, in its own venv (``.conformance/venv-motor``: motor's
+``test`` extra, with the installed pymongo), against ``enableTestCommands=1`` (as its CI's mongod); its
+``test_environment`` reads ``DB_IP``/``DB_PORT`` as pymongo's does. Neither is in the default modes.
 
 Tests pymongo itself skips against a standalone (replica-set only, test commands off, encryption...)
 are *not applicable* and counted apart. The run fails (exit 1) when a test fails that the known
@@ -61,13 +65,32 @@ sys.path.insert(0, str(ROOT / "tests"))
 from harness.server import ServerProcess, free_port  # noqa: E402
 
 ROOT_USER, ROOT_PASSWORD = "root", "rootpw"
+
+
+@dataclasses.dataclass(frozen=True)
+class Mode:
+    glob: str  # the test files, relative to the suite's root
+    server_args: tuple[str, ...] = ()
+    params: tuple[tuple[str, object], ...] = ()  # server parameters (--setParameter)
+    markers: str = ""  # pytest marker expression
+    pytest_options: tuple[str, ...] = ()
+    uri_env: tuple[str, ...] = ()  # environment variables set to the server's URI
+
+
 MODES = {
-    # name: (test directory glob, server args, server parameters, pytest marker expression)
-    "sync": ("test/test_*.py", (), {}, "default"),
-    "async": ("test/asynchronous/test_*.py", (), {}, "default_async"),
-    "auth": ("test/test_*.py", ("--auth",), {}, "default or auth"),
-    "testcommands": ("test/test_*.py", (), {"enableTestCommands": 1}, "default"),
-    "pymongoarrow": ("test/**/test_*.py", (), {}, ""),
+    "sync": Mode("test/test_*.py", markers="default"),
+    "async": Mode("test/asynchronous/test_*.py", markers="default_async"),
+    "auth": Mode("test/test_*.py", ("--auth",), markers="default or auth"),
+    "testcommands": Mode("test/test_*.py", params=(("enableTestCommands", 1),), markers="default"),
+    "pymongoarrow": Mode("test/**/test_*.py"),
+    # Motor's suite runs against a mongod with test commands on, as its CI starts one: its tests set
+    # failCommand and maxTimeAlwaysTimeOut fail points without checking first. Its options turn warnings
+    # into errors, and pytest-asyncio (1.x) warns at configure time that this option is unset: pytest
+    # stopped with an internal error before collecting (its tests are unittest cases with no async
+    # fixtures: the scope chosen, the future default, changes nothing). Its AWS Lambda example connects
+    # to MONGODB_URI, else localhost:27017 (its CI's mongod).
+    "motor": Mode("test/**/test_*.py", params=(("enableTestCommands", 1),),
+                  pytest_options=("-o", "asyncio_default_fixture_loop_scope=function"), uri_env=("MONGODB_URI",)),
 }
 DEFAULT_MODES = "sync,async,auth,testcommands"
 TEST_DEPENDENCIES = ["pytest>=8.2", "pytest-asyncio>=0.24.0", "pytest-timeout>=2.3"]
@@ -87,6 +110,11 @@ test.client_context.port = int(os.environ["DB_PORT"])
 pymongo.MongoClient.HOST = os.environ["DB_IP"]
 pymongo.MongoClient.PORT = int(os.environ["DB_PORT"])
 """
+# The newest Motor; its requirements.txt pins pymongo>=4.9,<5.0, which takes the installed pymongo (pip
+# refuses the venv otherwise). Its `test` extra (requirements/test.txt) is what its tests import: tornado,
+# aiohttp, mockupdb, pytest-asyncio and pymongo[encryption] (pymongocrypt: the explicit-encryption tests).
+MOTOR_VERSION = "3.7.1"
+MOTOR_DEPENDENCIES = ["pytest-timeout>=2.3"]
 FILE_TIMEOUT = 900.0  # seconds for one test file
 TEST_TIMEOUT = 180  # seconds for one test (pytest-timeout; the file goes on with the next test)
 
@@ -103,21 +131,30 @@ def run_quiet(argv: list[str], **kw) -> None:
         raise SystemExit(f"failed: {' '.join(argv)}\n{proc.stdout[-4000:]}")
 
 
-def ensure_sdist(version: str) -> Path:
-    """The extracted sdist of pymongo ``version`` (downloaded once into .conformance/cache)."""
-    cache = WORK / "cache"
-    tarball = cache / f"pymongo-{version}.tar.gz"
-    if not tarball.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        print(f"conformance: downloading pymongo {version} sdist (once)", flush=True)
-        run_quiet([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                   "--no-deps", "--no-binary", ":all:", f"pymongo=={version}", "-d", str(cache)])
-    src = WORK / "src" / f"pymongo-{version}"
+def ensure_sdist(version: str, package: str = "pymongo") -> Path:
+    """The extracted sdist of ``package`` ``version`` (downloaded once into .conformance/cache)."""
+    tarball = cached_sdist(package, version)
+    src = WORK / "src" / f"{package}-{version}"
     if not (src / "test" / "__init__.py").exists():
         (WORK / "src").mkdir(parents=True, exist_ok=True)
         with tarfile.open(tarball) as tar:
             tar.extractall(WORK / "src", filter="data")
     return src
+
+
+def cached_sdist(package: str, version: str) -> Path:
+    """``.conformance/cache/<package>-<version>.tar.gz``, downloaded the first time."""
+    cache = WORK / "cache"
+    tarball = cache / f"{package}-{version}.tar.gz"
+    if not tarball.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"conformance: downloading {package} {version} sdist (once)", flush=True)
+        try:
+            _fetch_sdist(package, version, tarball)
+        except (OSError, StopIteration, ValueError) as exc:  # no index reachable, no such sdist
+            tarball.unlink(missing_ok=True)
+            raise SystemExit(f"failed: {package} {version} sdist: {exc!r}") from exc
+    return tarball
 
 
 def ensure_venv(version: str) -> Path:
@@ -144,12 +181,7 @@ def ensure_arrow_suite(pymongo: str) -> tuple[Path, Path]:
     """(the run directory: a copy of pymongoarrow's ``test/`` and the conftest that points it at the
     server, the venv's python with pymongoarrow, pymongo ``pymongo`` and the suite's extras)."""
     version = PYMONGOARROW_VERSION
-    cache = WORK / "cache"
-    tarball = cache / f"pymongoarrow-{version}.tar.gz"
-    if not tarball.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        print(f"conformance: downloading pymongoarrow {version} sdist (once)", flush=True)
-        _fetch_sdist("pymongoarrow", version, tarball)
+    tarball = cached_sdist("pymongoarrow", version)
     run = WORK / "run" / f"pymongoarrow-{version}"
     if not (run / "test" / "__init__.py").exists():
         run.mkdir(parents=True, exist_ok=True)
@@ -169,10 +201,28 @@ def ensure_arrow_suite(pymongo: str) -> tuple[Path, Path]:
     return run, python
 
 
+def ensure_motor_suite(pymongo: str) -> tuple[Path, Path]:
+    """(Motor's extracted sdist: its tests run from its root, under its own pytest options; the venv's
+    python with motor, its test extra and pymongo ``pymongo``)."""
+    src = ensure_sdist(MOTOR_VERSION, "motor")
+    python = _suite_venv("venv-motor", f"{MOTOR_VERSION}-{pymongo}",
+                         [f"motor[test]=={MOTOR_VERSION}", f"pymongo=={pymongo}", *MOTOR_DEPENDENCIES])
+    return src, python
+
+
+def ensure_suite(mode: str, pymongo: str) -> tuple[Path, Path]:
+    """(the directory ``mode``'s tests run in, the python of the venv they run with)."""
+    if mode == "pymongoarrow":
+        return ensure_arrow_suite(pymongo)
+    if mode == "motor":
+        return ensure_motor_suite(pymongo)
+    return ensure_sdist(pymongo), ensure_venv(pymongo)
+
+
 def _fetch_sdist(package: str, version: str, dest: Path) -> None:
     """Download ``package``'s sdist of ``version`` from PyPI's simple index without building it (pip
-    download would build its metadata: for pymongoarrow, a C extension against libbson; only its tests
-    are taken)."""
+    download would build its metadata: for pymongoarrow, a C extension against libbson; only the
+    sdists' tests are taken)."""
     import json
     import urllib.parse
     import urllib.request
@@ -277,9 +327,11 @@ class FileResult:
 
 
 def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> FileResult:
-    _glob, args, params, markers = MODES[mode]
+    spec = MODES[mode]
+    args = spec.server_args
     base = Path(tempfile.mkdtemp(prefix="f-", dir=scratch))
-    server = ServerProcess(base / "db", port=free_port(), args=args, params=params, log_path=base / "tidemark.log")
+    server = ServerProcess(base / "db", port=free_port(), args=args, params=dict(spec.params),
+                           log_path=base / "tidemark.log")
     started = time.monotonic()
     try:
         server.start()
@@ -287,13 +339,15 @@ def run_file(mode: str, rel: str, src: Path, python: Path, scratch: Path) -> Fil
         return FileResult(rel, [Outcome(rel, "failed", str(exc)[:300])], 0.0, "server did not start")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "PYTEST_", "MONGODB_"))}
     env.update(DB_IP="127.0.0.1", DB_PORT=str(server.port), PYTHONDONTWRITEBYTECODE="1")
+    env.update({name: f"mongodb://127.0.0.1:{server.port}" for name in spec.uri_env})
     if "--auth" in args:
         with server.client() as bootstrap:  # the localhost exception: the first user
             bootstrap.admin.command("createUser", ROOT_USER, pwd=ROOT_PASSWORD, roles=["root"])
         env.update(DB_USER=ROOT_USER, DB_PASSWORD=ROOT_PASSWORD)
     junit = base / "junit.xml"
-    argv = [str(python), "-m", "pytest", rel, "-v", "-p", "no:cacheprovider", *(["-m", markers] if markers else []),
-            f"--junitxml={junit}", f"--timeout={TEST_TIMEOUT}", "-o", "log_cli=false"]
+    # --maxfail=0: every outcome of the file is counted (Motor's own options stop a file at 10 failures)
+    argv = [str(python), "-m", "pytest", rel, "-v", "-p", "no:cacheprovider", *(["-m", spec.markers] if spec.markers else []),
+            f"--junitxml={junit}", f"--timeout={TEST_TIMEOUT}", "--maxfail=0", "-o", "log_cli=false", *spec.pytest_options]
     note = ""
     with open(base / "pytest.log", "w") as log:
         proc = subprocess.Popen(argv, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -349,7 +403,7 @@ class ModeReport:
 
 def run_mode(mode: str, files: list[str] | None, src: Path, python: Path, known: dict[str, dict[str, Known]],
              scratch: Path, out=print) -> ModeReport:
-    pattern = MODES[mode][0]
+    pattern = MODES[mode].glob
     available = sorted(str(p.relative_to(src)) for p in src.glob(pattern))  # ("**" is recursive only here)
     wanted = [f for f in files if f in available] if files else available
     expected = known_for(mode, known)
@@ -403,12 +457,8 @@ def main(argv: list[str] | None = None) -> int:
         if m not in MODES:
             parser.error(f"unknown mode {m!r}")
     version = pymongo_version()
-    suites: dict[str, tuple[Path, Path]] = {}  # mode -> (the directory pytest runs in, the venv's python)
-    if any(m != "pymongoarrow" for m in modes):
-        pymongo_suite = (ensure_sdist(version), ensure_venv(version))
-        suites.update({m: pymongo_suite for m in modes if m != "pymongoarrow"})
-    if "pymongoarrow" in modes:
-        suites["pymongoarrow"] = ensure_arrow_suite(version)
+    # mode -> (the directory pytest runs in, the venv's python); pymongo's modes share one
+    suites = {m: ensure_suite(m, version) for m in modes}
     known = load_known()
     print(f"conformance: test suites against Tidemark (pymongo {version}), modes {','.join(modes)}", flush=True)
 
