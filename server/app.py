@@ -192,6 +192,7 @@ class App:
         self.stopping = asyncio.Event()
         self.port: int | None = None
         self.metrics: Any = None  # tidemark.metrics.MetricsEndpoint while --metricsPort serves
+        self.unix_socket_path: str | None = None  # while the Unix domain socket listens
         self._hooks_started: list[Any] = []  # LIFECYCLE_HOOKS whose on_startup completed
 
     async def start(self) -> None:
@@ -282,6 +283,8 @@ class App:
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
+            if options.unix_socket and certificates.context is None:
+                self.unix_socket_path = await self._listen_unix(loop, factory)
             if options.metrics_port:
                 from tidemark import metrics  # prometheus-client is only loaded when asked for
 
@@ -290,12 +293,11 @@ class App:
         except OSError as exc:
             for server in self.servers:
                 server.close()
+            self._remove_unix_socket()
             await self._close_state()
             reason = "Address already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
-            raise StartupError(
-                f"Error setting up listener on {','.join(options.bind_ip)}:{listening_port}: {reason}",
-                EXIT_NET_ERROR,
-            ) from None
+            where = exc.filename or f"{','.join(options.bind_ip)}:{listening_port}"
+            raise StartupError(f"Error setting up listener on {where}: {reason}", EXIT_NET_ERROR) from None
         self.port = options.port
         if not options.auth:
             log.warning(
@@ -306,6 +308,8 @@ class App:
                 ctx="initandlisten",
                 startup=True,
             )
+        if self.unix_socket_path:
+            log.info("NETWORK", 23015, "Listening on", ctx="listener", address=self.unix_socket_path)
         log.info("NETWORK", 23015, "Listening on", ctx="listener", address=",".join(options.bind_ip))
         if options.metrics_port:
             log.info("NETWORK", 4615612, "Serving Prometheus metrics", ctx="listener",
@@ -314,6 +318,34 @@ class App:
             "NETWORK", 23016, "Waiting for connections", ctx="listener", port=options.port,
             ssl="off" if certificates.context is None else "on",
         )
+
+    async def _listen_unix(self, loop: asyncio.AbstractEventLoop, factory: Any) -> str:
+        """Listen on mongod's Unix domain socket ``<prefix>/mongodb-<port>.sock`` (its clients count as
+        local: the localhost exception); returns its path. As mongod: a file left there (by a killed
+        server) is unlinked first, and the socket gets ``filePermissions`` (0700 by default)."""
+        path = os.path.join(self.options.unix_socket_prefix, f"mongodb-{self.options.port}.sock")
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, path) from None
+        try:
+            server = await loop.create_unix_server(factory, path, backlog=LISTEN_BACKLOG)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, path) from None
+        self.servers.append(server)
+        os.chmod(path, self.options.unix_socket_permissions)
+        return path
+
+    def _remove_unix_socket(self) -> None:
+        path, self.unix_socket_path = self.unix_socket_path, None
+        if path:
+            log.info("NETWORK", 23017, "removing socket file", ctx="SignalHandler", path=path)
+            try:
+                os.unlink(path)
+            except OSError:
+                pass  # already gone: nothing to clean
 
     async def serve_until_stopped(self) -> None:
         loop = asyncio.get_running_loop()
@@ -358,6 +390,7 @@ class App:
         log.info("CONTROL", 4784900, "Stepping down the listener", ctx="SignalHandler")
         for server in self.servers:
             server.close()
+        self._remove_unix_socket()
         if self.state is not None:  # running commands stop at their next check (11600, like mongod)
             fsync_lock.release_at_shutdown(self.state)
             self.state.operations.kill_all()

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bson.int64 import Int64
 
 from tidemark import log, tls
+from tidemark.auth.session import UNIX_SOCKET_PEER
 from tidemark.context import LARGE_REQUEST_BYTES, CloseConnection, ConnectionInfo, ServerState, run_in_pool
 from tidemark.dispatch import Dispatcher, error_reply
 from tidemark.protocol import codec, compression
@@ -119,6 +120,8 @@ class Connection(asyncio.Protocol):
         self.transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH, low=WRITE_BUFFER_LOW)
         peer = transport.get_extra_info("peername")
         local = transport.get_extra_info("sockname")
+        if isinstance(local, str):  # the Unix domain socket: its clients are unnamed, as mongod names them
+            peer = f"{UNIX_SOCKET_PEER}:{self.state.options.port}"
         self.info.peer = _format_address(peer)
         self.info.local = _format_address(local)
         self.state.connections_current += 1

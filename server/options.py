@@ -11,7 +11,8 @@ checks that ``--version`` leaves the query layer unimported.
              [--slowOpSampleRate RATE] [--metricsPort PORT] [--auth]
              [--tlsMode disabled|allowTLS|preferTLS|requireTLS --tlsCertificateKeyFile PEM
               [--tlsCAFile PEM] [--tlsAllowInvalidCertificates] ...]
-             [--noscripting] [--storageEngine wiredTiger] [--noauth] [--nounixsocket] [--ipv6]   (launcher compatibility)
+             [--nounixsocket | --unixSocketPrefix DIR] [--filePermissions OCTAL]
+             [--noscripting] [--storageEngine wiredTiger] [--noauth] [--ipv6]   (launcher compatibility)
 
 ``--version`` prints mongod's first line (``db version v7.0.0``, what launchers parse) then Tidemark's.
 ``--replSet`` is refused with a clear message (exit 2): Tidemark is a standalone.
@@ -20,7 +21,8 @@ A YAML ``--config`` file uses mongod's layout (``net.port``, ``net.bindIp``, ``s
 ``storage.compressor``, ``systemLog.path``, ``systemLog.quiet``, ``setParameter: {name: value}``,
 ``operationProfiling.slowOpThresholdMs``/``mode``/``slowOpSampleRate``, ``security.authorization:
 enabled``, ``security.javascriptEnabled``, ``net.tls.mode``, ``net.tls.certificateKeyFile``, ``net.tls.certificateKeyFilePassword``,
-``net.tls.CAFile``, ``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``);
+``net.tls.CAFile``, ``net.tls.allowInvalidCertificates``, ``net.tls.allowConnectionsWithoutCertificates``,
+``net.unixDomainSocket.enabled``/``pathPrefix``/``filePermissions``);
 flags given on the command line win over the file.
 A bad flag, value or config file prints a message and exits with status 2. The certificate key file
 password is never shown (``getCmdLineOpts`` redacts it).
@@ -58,6 +60,11 @@ class ServerOptions:
     metrics_port: int | None = None  # Prometheus endpoint (server/metrics.py); None: off
     storage_engine: str | None = None  # --storageEngine as given (only "wiredTiger" is accepted)
     ipv6: bool = False
+    # mongod's Unix domain socket <prefix>/mongodb-<port>.sock, on by default (--nounixsocket,
+    # --unixSocketPrefix, --filePermissions; net.unixDomainSocket.*)
+    unix_socket: bool = True
+    unix_socket_prefix: str = "/tmp"
+    unix_socket_permissions: int = 0o700
     noauth: bool = False
     # Server-side JavaScript ($where, $function, $accumulator): --noscripting / security.javascriptEnabled.
     javascript_enabled: bool = True
@@ -148,9 +155,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="refuse queries that would scan a whole collection (the notablescan parameter)")
     parser.add_argument("--noscripting", action="store_true",
                         help="disable server-side JavaScript ($where, $function, $accumulator)")
-    parser.add_argument(
-        "--nounixsocket", action="store_true", help="accepted for mongod compatibility (no Unix socket is opened)"
-    )
+    parser.add_argument("--nounixsocket", action="store_true",
+                        help="do not listen on the Unix domain socket <unixSocketPrefix>/mongodb-<port>.sock")
+    parser.add_argument("--unixSocketPrefix", metavar="DIR", dest="unix_socket_prefix",
+                        help="directory of the Unix domain socket (default /tmp)")
+    parser.add_argument("--filePermissions", metavar="OCTAL", dest="unix_socket_permissions",
+                        help="permissions of the Unix domain socket file (default 0700)")
     parser.add_argument("--ipv6", action="store_true", help="allow IPv6 addresses in --bind_ip")
     parser.add_argument("--pidfilepath", metavar="FILE", help="write the server's process id to FILE at start-up")
     parser.add_argument("--fork", action="store_true", help="refused: Tidemark runs in the foreground (use a supervisor)")
@@ -220,7 +230,7 @@ CONFIG_KEYS: dict[str, Any] = {
         "port": USED, "bindIp": USED, "bindIpAll": USED, "ipv6": USED, "metricsPort": USED,
         "tls": {"mode": USED, "certificateKeyFile": USED, "certificateKeyFilePassword": USED, "CAFile": USED,
                 "allowInvalidCertificates": USED, "allowConnectionsWithoutCertificates": USED},
-        "maxIncomingConnections": IGNORED, "wireObjectCheck": IGNORED, "unixDomainSocket": ANY_IGNORED,
+        "maxIncomingConnections": IGNORED, "wireObjectCheck": IGNORED, "unixDomainSocket": {"enabled": USED, "pathPrefix": USED, "filePermissions": USED},
         "compression": {"compressors": IGNORED}, "serviceExecutor": IGNORED,
     },
     "storage": {
@@ -307,6 +317,16 @@ def parse_options(argv: list[str]) -> ServerOptions:
         options.bind_ip = ["0.0.0.0", "::"]
     if not options.ipv6 and any(":" in host for host in options.bind_ip):
         parser.error(f"--bind_ip {','.join(options.bind_ip)} has an IPv6 address: start with --ipv6 to listen on it")
+    unix_section = net.get("unixDomainSocket")
+    unix: dict[str, Any] = unix_section if isinstance(unix_section, dict) else {}
+    options.unix_socket = not args.nounixsocket and unix.get("enabled", True) is not False
+    options.unix_socket_prefix = str(args.unix_socket_prefix or unix.get("pathPrefix") or "/tmp")
+    permissions = args.unix_socket_permissions if args.unix_socket_permissions is not None else unix.get(
+        "filePermissions", 0o700)
+    try:  # mongod reads the flag's value as octal ("0777"); YAML gives 0777 as the octal integer too
+        options.unix_socket_permissions = int(permissions, 8) if isinstance(permissions, str) else int(permissions)
+    except ValueError:
+        parser.error(f"--filePermissions must be an octal number, got {permissions!r}")
     options.noauth = bool(args.noauth)
     options.dbpath = args.dbpath or storage.get("dbPath") or "./data"
     compressor = args.storage_compressor or storage.get("compressor") or "zstd"
@@ -426,6 +446,12 @@ def _parsed_view(options: ServerOptions) -> dict[str, Any]:
         "storage": {"dbPath": options.dbpath, "compressor": options.storage_compressor,
                     **({"engine": options.storage_engine} if options.storage_engine else {})},
     }
+    unix = {**({} if options.unix_socket else {"enabled": False}),
+            **({"pathPrefix": options.unix_socket_prefix} if options.unix_socket_prefix != "/tmp" else {}),
+            **({"filePermissions": options.unix_socket_permissions} if options.unix_socket_permissions != 0o700
+               else {})}
+    if unix:
+        parsed["net"]["unixDomainSocket"] = unix
     if options.noauth:
         parsed["security"] = {"authorization": "disabled"}
     if options.config:

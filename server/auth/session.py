@@ -125,9 +125,15 @@ def session_of(conn: Any) -> AuthSession:
     return session
 
 
+# The peer of a client on the Unix domain socket, as mongod names it ("anonymous unix socket:27017", the
+# server's port): such a client is on this machine.
+UNIX_SOCKET_PEER = "anonymous unix socket"
+
+
 def is_localhost(conn: Any) -> bool:
     peer = conn.peer or ""
-    return peer.startswith("127.") or peer.startswith("[::1]:") or peer.startswith("localhost:")
+    return (peer.startswith("127.") or peer.startswith("[::1]:") or peer.startswith("localhost:")
+            or peer.startswith(f"{UNIX_SOCKET_PEER}:"))
 
 
 def auth_info(manager: AuthManager, conn: Any, show_privileges: bool) -> dict[str, Any]:

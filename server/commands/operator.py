@@ -16,6 +16,7 @@ from bson.decimal128 import Decimal128
 
 from tidemark import log
 from tidemark.arguments import check_fields, wrong_type
+from tidemark.auth.session import UNIX_SOCKET_PEER
 from tidemark.context import CloseConnection, CommandContext, CommandSpec, ServerState
 from tidemark.core import collection as C
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -93,8 +94,8 @@ async def fsync_unlock(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, An
 
 
 def _is_localhost(peer: str) -> bool:
-    host = peer.rsplit(":", 1)[0].strip("[]") if ":" in peer and not peer.startswith("/") else peer
-    if not host or host.startswith("/") or host == "localhost":  # a unix socket is local
+    host = peer.rsplit(":", 1)[0].strip("[]") if ":" in peer else peer
+    if not host or host in (UNIX_SOCKET_PEER, "localhost"):  # a unix socket is local
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
