@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
-from harness.server import free_port
+from harness.server import ROOT, free_port
 from pymongo import MongoClient
 
 
@@ -83,3 +85,9 @@ def test_no_socket_when_disabled(start_server, tmp_path, how):
     server = start_server(port=port, args=args)
     assert server.client().admin.command("ping")["ok"] == 1
     assert not path.exists()
+
+
+def test_file_permissions_must_be_octal():
+    result = subprocess.run([sys.executable, "-m", "tidemark", "--filePermissions", "rwx"], capture_output=True,
+                            text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 2 and "--filePermissions must be an octal number" in result.stderr
