@@ -199,6 +199,24 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
                          variables=variables if stage_variables is None else stage_variables,
                          collation=foreign_collation).docs
 
+    def foreign_scans_all(target_db: str, target_coll: str, stage: dict, stage_variables: dict | None = None
+                          ) -> bool:
+        # only a plain collection is asked (a view's or a time-series collection's read may be narrowed
+        # in ways this does not plan: said to be served). Planned, not run: no index usage is recorded.
+        with server.engine.read() as r:
+            target = namespace.lookup_once(r, target_db, target_coll, None)
+        if target.kind == namespace.MISSING:
+            return True
+        info = target.base_info
+        if target.kind not in (namespace.REGULAR, namespace.CAPPED) or info is None:
+            return False
+        plan = planner.choose_plan(list(info.indexes), stage.get("$match"), None, None,
+                                   multikey_default=info.clustered, allow_or=True,
+                                   collation=C.effective_collation(foreign_collation, C.default_collation_of(info)),
+                                   cluster=cluster_info(info), id_lookup=True, table_scan=True,
+                                   variables=variables if stage_variables is None else stage_variables)
+        return plan.kind == "COLLSCAN" and plan.record_range is None
+
     kwargs: dict[str, Any] = dict(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
@@ -206,10 +224,12 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
         bucket_auto_memory_limit=server.params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
         window_memory_limit=server.params["internalDocumentSourceSetWindowFieldsMaxMemoryBytes"],
+        lookup_cache_limit=server.params["internalDocumentSourceLookupCacheSizeBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
         front_stages=front_stages,
         query_collection=query_collection,
+        foreign_scans_all=foreign_scans_all,
         deadline=interrupt.check,  # the one interruption check, for stages that loop on their own
         db=db,
         coll=coll,
@@ -228,7 +248,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         return pipeline_mod.PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
         for k in ("write_out", "merge_into", "coll_stats", "index_stats", "plan_cache_stats", "extra_stages", "current_op", "front_stages",
-                  "query_collection", "deadline"):
+                  "query_collection", "foreign_scans_all", "deadline"):
             kwargs.pop(k, None)
         return pipeline_mod.PipelineContext(**kwargs)
 

@@ -281,6 +281,15 @@ SPECS: tuple[ParamSpec, ...] = (
         "memory limit of a $group (its group keys and accumulators' state)",
     ),
     ParamSpec(
+        "internalDocumentSourceLookupCacheSizeBytes",
+        100 * MIB,
+        _parse_positive_int,
+        True,
+        True,
+        "bytes of the documents a $lookup keeps of its sub-pipeline's uncorrelated prefix (past them it "
+        "runs the whole sub-pipeline again for each input document)",
+    ),
+    ParamSpec(
         "internalDocumentSourceSetWindowFieldsMaxMemoryBytes",
         100 * MIB,
         _parse_positive_int,

@@ -46,6 +46,9 @@ class PipelineContext:
     # the documents a leading stage reads from a collection through the read core (its indexes): a
     # {$match} (a $text one included), $geoNear or $indexStats; (db, coll, stage, variables or None)
     query_collection: Callable[[str, str, dict, dict | None], Iterator[dict]] | None = None
+    # whether the read core would read every document of (db, coll) for such a leading {$match} (no
+    # index serves it): a $lookup then keeps the collection's documents rather than re-reading them per input
+    foreign_scans_all: Callable[[str, str, dict, dict | None], bool] | None = None
     deadline: Callable[[], None] | None = None  # raises 50 once the read's maxTimeMS has passed
     write_out: Callable[[Any, Iterator[dict]], None] | None = None
     merge_into: Callable[[Any, Iterator[dict], Any, dict], None] | None = None  # (spec, docs, collation, variables)
@@ -61,6 +64,7 @@ class PipelineContext:
     group_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceGroupMaxMemoryBytes ($group)
     bucket_auto_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceBucketAutoMaxMemoryBytes
     window_memory_limit: int = 100 * 1024 * 1024  # internalDocumentSourceSetWindowFieldsMaxMemoryBytes
+    lookup_cache_limit: int = 100 * 1024 * 1024  # internalDocumentSourceLookupCacheSizeBytes
     in_facet: bool = False
     in_lookup: bool = False
     sub_pipeline_depth: int = 0  # how many $lookup/$facet/$unionWith levels this pipeline is nested in

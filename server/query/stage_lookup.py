@@ -7,9 +7,10 @@ views). The equality form scans the foreign collection once per execution and ha
 a foreign document is keyed by every value its path reaches (an array as a whole and each element;
 null where the path reaches nothing or a missing field), a local document looks up its path's values
 (a trailing array expanded, missing values dropped; null when there are none); several local values'
-matches come back in the foreign scan's order. The pipeline form re-parses its sub-pipeline per input
-document only when ``let`` binds variables (an uncorrelated sub-pipeline runs once and is reused); a
-variable bound to a missing field stays missing.
+matches come back in the foreign scan's order. The pipeline form keeps the documents of its
+sub-pipeline's uncorrelated prefix (``_PrefixCache``, mongod's SequentialDocumentCache, up to
+internalDocumentSourceLookupCacheSizeBytes) and runs only the correlated rest per input document,
+re-parsed with that document's ``let`` values; a variable bound to a missing field stays missing.
 
 Parsing follows mongod's two passes: the shape, 'from' and the sub-pipeline's type first (the
 LiteParsed pass), then each argument in document order.
@@ -206,6 +207,9 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
             raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"{next(iter(leading))} is not supported in this context")
         return _examined(ctx.query_collection(cast(str, ctx.db), cast(str, target), leading, variables), stats, False)
 
+    def whole_source():
+        return _examined(_foreign_source(ctx, target), stats, True)
+
     null_key = group_key(None)
 
     def local_keys(doc) -> tuple[list, bool]:
@@ -243,6 +247,8 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # document, never reused: mongod's cached prefix stops at a stage needing the random generator
     random = _draws_random(spec.get("pipeline"))
     per_doc_index = docs_first and (bool(let_fns) or random)
+    cache = _PrefixCache.plan(spec["pipeline"], {n for n, _ in let_fns}, leading, target, ctx) \
+        if sub is not None and local_path is None else None
 
     def foreign_scan(variables):
         """The documents the equality join matches against: the foreign collection's, or those of the
@@ -307,14 +313,14 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                     candidates = [foreign[pos] for pos in sorted(found)]
             if sub is None:
                 result = collect(candidates)
-            elif not let_fns:
-                if candidates is not None:
-                    result = collect(chain(parse_pipeline(joined_sub, ctx.child(in_lookup=True)), iter(candidates)))
-                elif random:
-                    result = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
-                else:
+            elif cache is not None and cache.serves(variables, sub_source, whole_source):
+                # the uncorrelated prefix's documents, read once; the correlated rest runs per input
+                if cache.suffix:
+                    stages = parse_pipeline(cache.suffix, ctx.child(in_lookup=True, variables=variables))
+                    result = [dict(d) for d in collect(chain(stages, iter(cast(list, cache.docs))))]
+                else:  # an uncorrelated sub-pipeline: one answer for every input
                     if uncorrelated is None:
-                        uncorrelated = collect(chain(parse_pipeline(sub, ctx.child(in_lookup=True)), sub_source()))
+                        uncorrelated = collect(cast(list, cache.docs))
                     result = [dict(d) for d in uncorrelated]
             else:
                 stages = parse_pipeline(joined_sub if candidates is not None else sub,
@@ -330,6 +336,92 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
     # foreign index above for each input document.
     meta = docmeta.table(ctx.variables)
     return Stage("$lookup", spec, apply, stats=stats)
+
+
+class _PrefixCache:
+    """mongod's SequentialDocumentCache for a correlated ``$lookup`` sub-pipeline (``let`` and a
+    pipeline, no localField): the documents its uncorrelated prefix yields — the leading stages that
+    read no ``let`` variable and draw no random number — computed for the first input document and
+    reused for every later one, the correlated ``suffix`` running over them per input. Past
+    ``ctx.lookup_cache_limit`` bytes (internalDocumentSourceLookupCacheSizeBytes) while it is built it
+    is abandoned: the whole sub-pipeline then runs for each input document, as before.
+
+    Where every stage is correlated mongod caches nothing and re-reads the collection per input, an
+    index serving its leading ``$match``. Here re-reading means decoding every foreign document again,
+    so when no index serves that ``$match`` (``ctx.foreign_scans_all``, asked with the first input's
+    variables) or the sub-pipeline reads the collection whole anyway, the prefix is the collection
+    itself: its documents are kept and the whole sub-pipeline runs over them per input."""
+
+    __slots__ = ("prefix", "suffix", "leading", "docs", "abandoned", "decided", "ctx", "target")
+
+    def __init__(self, prefix: list, suffix: list, leading: dict | None, correlated: bool, target: Any,
+                 ctx: PipelineContext):
+        # ``leading``: the sub-pipeline's first stage when the read core runs it; ``correlated``: it reads
+        # a variable (then the suffix holds it, and it is kept only when no index serves it)
+        self.prefix, self.suffix, self.target, self.ctx = prefix, suffix, target, ctx
+        self.leading = leading
+        self.docs: list[dict] | None = None
+        self.abandoned = False
+        self.decided = not correlated
+
+    @classmethod
+    def plan(cls, pipeline: Any, names: set[str], leading: dict | None, target: Any,
+             ctx: PipelineContext) -> _PrefixCache | None:
+        stages = cast(list, pipeline)
+        split = 0
+        while split < len(stages) and not _references(stages[split], names) and not _draws_random(stages[split]):
+            split += 1
+        if split == 0 and leading is not None and ("$match" not in leading or _is_text_match(leading)):
+            return None  # a correlated $geoNear, $text or $indexStats needs the read core each time
+        if split == 0 and stages and _draws_random(stages[0]):
+            return None
+        # an uncorrelated leading stage is run by the read core, once
+        return cls(stages[1 if leading is not None and split else 0:split], stages[split:], leading,
+                   leading is not None and not split, target, ctx)
+
+    def serves(self, variables: dict, sub_source: Any, whole: Any) -> bool:
+        """Whether the kept documents answer this input (built on the first call). ``sub_source(v)``:
+        what the leading stage reads with variables ``v``; ``whole()``: the whole foreign collection."""
+        if self.docs is not None:
+            return True
+        if self.abandoned:
+            return False
+        ctx = self.ctx
+        if not self.decided:  # a correlated leading $match: kept only when no index serves it
+            self.decided = True
+            probe = ctx.foreign_scans_all
+            if probe is None or not probe(cast(str, ctx.db), cast(str, self.target), cast(dict, self.leading),
+                                          variables):
+                self.abandoned = True
+                return False
+            self.leading = None  # the $match runs here, over the collection's kept documents
+        source = sub_source(ctx.variables) if self.leading is not None else whole()
+        docs: list[dict] = []
+        size, limit = 0, ctx.lookup_cache_limit
+        for d in chain(parse_pipeline(self.prefix, ctx.child(in_lookup=True)), source):
+            size += approx_size(d, limit)
+            if size > limit:
+                self.abandoned = True
+                return False
+            docs.append(d)
+        self.docs = docs
+        return True
+
+
+def _references(value: Any, names: set[str]) -> bool:
+    """Whether a stage's spec reads one of the variables ``names`` (a ``"$$name"`` or ``"$$name.path"``
+    string at any depth; conservative: a string that only looks like one counts too); iterative."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            if item.startswith("$$") and item[2:].split(".", 1)[0] in names:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _examined(docs: Iterable[dict], stats: StageStats, whole: bool) -> Iterable[dict]:
