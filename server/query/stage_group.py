@@ -17,7 +17,9 @@ mongod's DocumentSourceGroup,
 the state counted is each group's key and what each accumulator keeps (``Accumulator.memory()``, the
 one rule: every value a $push keeps, the one a $first/$last/$min/$max keeps, the at most n an N
 accumulator keeps...), taken after each chunk a group's accumulator is fed; an accumulator of fixed
-size ($sum...) is not asked, so it costs nothing per document.
+size ($sum...) is not asked, so it costs nothing per document. A spill happens when the state crosses the
+limit, as mongod's check after each document (``_Groups.add_all``): at the new group that crosses it, or
+after a chunk cut to the documents the last chunk's growth says fit.
 
 $bucket is mongod's $group on the bucket then $sort on _id (the default bucket sorts among the
 others). $bucketAuto's ``granularity`` rounds bucket boundaries as mongod's GranularityRounder does
@@ -194,15 +196,25 @@ class _Groups:
     def add_all(self, docs: Iterable[dict[str, Any]]) -> None:
         """Feed every document. Works a chunk at a time: documents of a chunk are bucketed by
         group first, then each accumulator takes its group's values as one list (whole-list
-        builtins instead of a call per document), in input order, so results are unchanged."""
+        builtins instead of a call per document), in input order, so results are unchanged.
+
+        A chunk is at most ``_CHUNK`` documents, fewer where the last one's growth per document says
+        more would take the state past the limit (so that the accumulators' growth, checked after a
+        chunk, crosses it by about one document's, as mongod's per-document check does); it starts
+        at one document and at most doubles."""
         it = iter(docs)
+        size = 1
+        limit = self.ctx.group_memory_limit
         while True:
-            chunk = list(itertools.islice(it, self._CHUNK))
+            chunk = list(itertools.islice(it, size))
             if not chunk:
                 if self.stats is not None:
                     self._note_accumulator_bytes()
                 return
-            self._add_chunk(chunk)
+            grown = self._add_chunk(chunk)
+            size = min(2 * size, self._CHUNK)
+            if grown > 0:
+                size = max(1, min(size, (limit - self.used) * len(chunk) // grown))
 
     # what mongod's memory tracker charges an accumulator of fixed size ($sum, $avg...) per group
     _FIXED_STATE_BYTES = 64
@@ -219,17 +231,19 @@ class _Groups:
             if total > peaks.get(name, 0):
                 peaks[name] = total
 
-    def _add_chunk(self, chunk: list) -> None:
+    def _add_chunk(self, chunk: list) -> int:
+        """Feed one chunk; the bytes its documents added to the state. A new group that takes the
+        state past the limit is spilled at once with the groups before it (292 without allowDiskUse),
+        the chunk's documents so far fed first (a spill writes every group out, so none may wait)."""
         variables = self.ctx.variables
         groups = self.groups
         id_fn = self.id_fn
-        # past the limit: 292, or with allowDiskUse a spill once the chunk is in (its groups are in
-        # ``members``, so they must not leave memory before it ends)
         limit = self.ctx.group_memory_limit
         spills = self.ctx.allow_disk_use
         members: dict = {}
         tick(len(chunk))
         collated_key = self.collated_key
+        grown = 0
         for doc in chunk:
             idv = id_fn(doc, variables)
             t = type(idv)
@@ -243,12 +257,32 @@ class _Groups:
                 if entry is None:
                     entry = groups[key] = (idv, [spec.new() if spec.new_for is None else spec.new_for(idv)
                                                  for _, spec in self.fields])
-                    self.used += _GROUP_OVERHEAD + _approx_size(idv)
-                    if self.used > limit and not spills:
-                        raise _memory_error(limit)
+                    added = _GROUP_OVERHEAD + _approx_size(idv)
+                    self.used += added
+                    grown += added
+                    if self.used > limit:
+                        if not spills:
+                            raise _memory_error(limit)
+                        members[key] = (entry[1], [doc])
+                        grown += self._feed(members)
+                        members = {}
+                        self.spill()
+                        groups = self.groups
+                        continue
                 m = members[key] = (entry[1], [])
             m[1].append(doc)
-        used = self.used
+        grown += self._feed(members)
+        if self.used > limit:
+            self.spill()
+        return grown
+
+    def _feed(self, members: dict) -> int:
+        """Each group's accumulators take its documents' values (``members``: group -> (accumulators,
+        documents)); the bytes they grew by (292 past the limit without allowDiskUse)."""
+        variables = self.ctx.variables
+        limit = self.ctx.group_memory_limit
+        spills = self.ctx.allow_disk_use
+        used = start = self.used
         for accs, docs in members.values():
             for (_, spec), acc in zip(self.fields, accs, strict=True):
                 field = spec.field
@@ -267,8 +301,7 @@ class _Groups:
                 self.used = used
                 raise _memory_error(limit)
         self.used = used
-        if used > limit:
-            self.spill()
+        return used - start
 
     def spill(self) -> None:
         """Write every group's partial state to a new generation file, partitioned by key hash, and

@@ -7,9 +7,8 @@ merging=true)``; $accumulator calls the user's ``merge``); without allowDiskUse 
 Tidemark could not spill a $group: past the limit it answered 146 ExceededMemoryLimit whatever
 allowDiskUse said, so any grouping of more than 100 MB of state failed where mongod's succeeds.
 
-Here every accumulator $group takes runs over generated documents (thousands: Tidemark groups a
-chunk of 1,024 documents at a time and spills between chunks, so each example spills several
-generations whose groups overlap) (group keys of every kind,
+Here every accumulator $group takes runs over generated documents (thousands: each example spills
+many generations whose groups overlap) (group keys of every kind,
 numbers of equal value in different types among them, values of mixed types, missing fields) under
 a limit small enough that the same $group without allowDiskUse answers 292, so the answer with it
 came through several spills; it must equal, byte for byte, the answer under the default limit
@@ -98,7 +97,7 @@ def test_a_spilled_group_answers_as_one_in_memory(client, db, rows, repeats, nam
 
 def test_a_group_spills_by_default_and_keeps_its_first_id(client, db):
     """allowDiskUse absent: allowDiskUseByDefault (true) lets it spill. A group met first as 1, then
-    as 1.0 and Decimal128 1 in later generations (a chunk of 1,024 documents each), keeps the _id 1
+    as 1.0 and Decimal128 1 in later generations, keeps the _id 1
     and every value in input order."""
     db.c.insert_many([{"i": i, "k": [1, 1.0, Decimal128("1")][i // 1024] if i % 2 else i, "p": "p" * 200}
                       for i in range(3072)])
