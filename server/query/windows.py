@@ -24,6 +24,7 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from itertools import chain, groupby
@@ -336,7 +337,10 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
     if partition_fn is not None and is_constant(spec["partitionBy"]) and type(partition_fn({}, {})) is list:
         raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")
     variables = ctx.variables
-    stats = StageStats()  # the stage's (explain): its spills, and the bytes it buffered at most
+    stats = StageStats()  # the stage's (explain): its partitions' spills, and the bytes it buffered at most
+    # mongod's inserted $sort (explain shows it apart, with its own statistics: what it sorted, its spills)
+    sort_part = Stage("$sort", sort_by, lambda docs: docs)
+    sort_stats = sort_part.stats
 
     def partitions_of(docs):
         """Each partition's documents in order, with the budget its window functions' kept values are
@@ -353,12 +357,13 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
             used += approx_size(d, limit)
             if used > limit:
                 stats.data_bytes = max(stats.data_bytes, limit)
+                sort_stats.data_bytes = used
                 if sort_key_fn is None and partition_fn is None:  # mongod inserts no $sort: one partition
                     yield from _one_partition(_chained(partitions, d, docs), ctx, stats)
                     return
                 if not ctx.allow_disk_use:  # the inserted $sort's answer
                     raise stage_limit_error("$sort", limit, False)
-                for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx, stats):
+                for rows in _sorted_partitions(partitions, d, docs, partition_fn, sort_key_fn, ctx, sort_stats):
                     yield from _one_partition(rows, ctx, stats)
                 return
             pv = partition_fn(d, variables) if partition_fn else None
@@ -372,6 +377,7 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
         ordered = sorted(partitions.values(), key=lambda e: sort_key(None if e[0] is MISSING else e[0])) \
             if partition_fn else list(partitions.values())
         stats.data_bytes = max(stats.data_bytes, used)
+        sort_stats.data_bytes = used
         near = used > window_limit // 2  # else no partition can come near the window limit
         for _, rows in ordered:
             if sort_key_fn is not None:
@@ -385,7 +391,12 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
         # while an explain runs: each function's bytes at the end of each partition, the largest kept
         # (maxFunctionMemoryUsageBytes; read once per partition, nothing per document)
         peaks = stats.accumulator_bytes if collecting() else None
+        started = time.perf_counter()
         for rows, budget in partitions_of(docs):  # rows: a list, or a ``spill.Spool`` read back in order
+            if peaks is not None:  # the sort's: every document, sorted once the first partition is out
+                sort_stats.returned += len(rows)
+                if not sort_stats.seconds:
+                    sort_stats.seconds = time.perf_counter() - started
             columns = [_compute(o, rows, variables, budget, peaks) for o in outputs]
             for i, d in enumerate(rows):
                 out = d
@@ -394,7 +405,9 @@ def parse_set_window_fields(spec: Any, ctx: PipelineContext) -> Stage:
                 if out is d:
                     out = dict(d)
                 yield out
-    return Stage("$setWindowFields", spec, apply, blocking=True, stats=stats)
+    stage = Stage("$setWindowFields", spec, apply, blocking=True, stats=stats)
+    stats.parts = [sort_part, stage]  # (what explain shows when it puts a $sort in front: partitionBy or sortBy)
+    return stage
 
 
 def _state_error(used: int, limit: int) -> MongoError:
@@ -474,6 +487,8 @@ def _sorted_partitions(partitions: dict, pending: dict, rest, partition_fn, sort
                 yield key_of(i, d), i, d
         for d in chain((pending,), rest):
             tick()
+            if stats is not None and d is not pending:  # (what it sorts: ``pending`` and before are counted)
+                stats.data_bytes += approx_size(d)
             pv = partition_fn(d, variables) if partition_fn else None
             if type(pv) is list:
                 raise MongoError(ErrorCode.TypeMismatch, "An expression used to partition cannot evaluate to value of type array")

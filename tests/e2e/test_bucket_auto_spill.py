@@ -27,6 +27,7 @@ import pytest
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 from harness.parameters import server_parameter
+from harness.profiling import last_aggregate_entry, profiling
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -61,13 +62,10 @@ def _spilled_equals_in_memory(client, db, keys, stage, collation=None):
         assert refused.value.code == 292
         assert refused.value.details["errmsg"] == (f"Sort exceeded memory limit of {LIMIT} bytes, but did not opt in "
                                                    "to external sorting.")
-        db.command("profile", 2)
-        try:
+        with profiling(db):
             spilled = _answer(db.c, stage, True, collation)
-        finally:
-            db.command("profile", 0)
     assert spilled == in_memory
-    entry = db.system.profile.find_one({"command.aggregate": "c"}, sort=[("$natural", -1)])
+    entry = last_aggregate_entry(db, "c")
     assert entry["usedDisk"] is True
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bson
 import pytest
 from harness.parameters import server_parameter
+from harness.profiling import last_aggregate_entry, profiling
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -148,14 +149,11 @@ def test_a_spilled_window_answers_as_one_in_memory(client, db, rows, output, par
             assert refused.code == 292, refused.details
             assert refused.details["errmsg"] == (f"Sort exceeded memory limit of {sort} bytes, but did not opt in "
                                                  "to external sorting.")
-        db.command("profile", 2)
-        try:
+        with profiling(db):
             spilled = _answer(db.c, pipeline, True, collation)
-        finally:
-            db.command("profile", 0)
     assert spilled == in_memory
     event(f"spilled under the {limits} limit")
-    entry = db.system.profile.find_one({"command.aggregate": "c"}, sort=[("$natural", -1)])
+    entry = last_aggregate_entry(db, "c")
     assert entry["usedDisk"] is True
 
 
@@ -169,6 +167,33 @@ def test_a_window_spills_by_default_and_the_answer_is_mongods(client, db):
         docs = list(db.c.aggregate(pipeline))
     assert [(d["_id"], d["n"], d["s"]) for d in docs] == [
         (i, i // 3 + 1, i + (i - 3 if i >= 3 else 0)) for k in range(3) for i in range(k, 90, 3)]
+
+
+def _explained(db, pipeline) -> tuple[dict, dict]:
+    reply = db.command("explain", {"aggregate": "c", "pipeline": pipeline, "cursor": {}, "allowDiskUse": True},
+                       verbosity="executionStats")
+    sort, window = reply["stages"][1:]
+    return sort, window
+
+
+def test_explain_tells_which_of_the_sort_and_the_partition_spilled(client, db):
+    """mongod shows the $sort it puts in front of $_internalSetWindowFields with its own statistics
+    (what it sorted, usedDisk, spills); the window stage's usedDisk is its partition's spill. Tidemark
+    showed only nReturned on the $sort and one usedDisk for both on the window stage."""
+    db.c.insert_many([{"_id": i, "k": i % 3, "pad": PAD} for i in range(90)])
+    pipeline = [{"$setWindowFields": {"partitionBy": "$k", "sortBy": {"_id": 1},
+                                      "output": {"s": {"$sum": "$_id", "window": {"documents": [-1, 1]}}}}}]
+    sort, window = _explained(db, pipeline)  # the default limits: nothing spills
+    assert (sort["usedDisk"], sort["spills"], window["usedDisk"]) == (False, 0, False)
+    assert sort["nReturned"] == window["nReturned"] == 90 and sort["totalDataSizeSortedBytesEstimate"] > 90 * 200
+    assert list(sort)[1:5] == ["totalDataSizeSortedBytesEstimate", "usedDisk", "spills", "spilledDataStorageSize"]
+    with server_parameter(client, WINDOW_PARAM, LIMIT):  # each partition (30 documents) spills, not the sort
+        sort, window = _explained(db, pipeline)
+    assert (sort["usedDisk"], sort["spills"], window["usedDisk"]) == (False, 0, True)
+    with server_parameter(client, SORT_PARAM, LIMIT):  # the sort spills; each partition fits
+        sort, window = _explained(db, pipeline)
+    assert sort["usedDisk"] is True and sort["spills"] >= 1 and sort["spilledDataStorageSize"] > 0
+    assert window["usedDisk"] is False and sort["totalDataSizeSortedBytesEstimate"] > 90 * 200
 
 
 # jstests/aggregation/sources/setWindowFields/memory_limit.js ---------------------------------------------
