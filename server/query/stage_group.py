@@ -190,6 +190,7 @@ class _Groups:
         # per spilled generation: its file and where each partition starts in it
         self.spilled: list[tuple[IO[bytes], list[int]]] = []
         self._held: set[int] = set()  # keys of ``_SHARED_OBJECTS`` its spilled states name
+        self._chunk_size = 1  # the next chunk's documents (``add_all``; kept across calls: a bucket a call)
 
     _CHUNK = 1024
 
@@ -201,9 +202,9 @@ class _Groups:
         A chunk is at most ``_CHUNK`` documents, fewer where the last one's growth per document says
         more would take the state past the limit (so that the accumulators' growth, checked after a
         chunk, crosses it by about one document's, as mongod's per-document check does); it starts
-        at one document and at most doubles."""
+        at one document and at most doubles (across calls: the time-series read feeds a bucket a call)."""
         it = iter(docs)
-        size = 1
+        size = self._chunk_size
         limit = self.ctx.group_memory_limit
         while True:
             chunk = list(itertools.islice(it, size))
@@ -215,6 +216,7 @@ class _Groups:
             size = min(2 * size, self._CHUNK)
             if grown > 0:
                 size = max(1, min(size, (limit - self.used) * len(chunk) // grown))
+            self._chunk_size = size
 
     # what mongod's memory tracker charges an accumulator of fixed size ($sum, $avg...) per group
     _FIXED_STATE_BYTES = 64
