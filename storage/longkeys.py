@@ -128,6 +128,12 @@ class LongKeys:
             return walk(start, end, resume, reverse)
         return self._ordered(txn, walk, start, end, resume, reverse)
 
+    def ordered_known(self, txn: Txn, walk: Walk[V], start: bytes | None, end: bytes | None, *,
+                      resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, V]]:
+        """``ordered`` of an ident the caller knows has compact forms (``any`` asked once for many
+        scans: ``indexes.IndexReader``)."""
+        return self._ordered(txn, walk, start, end, resume, reverse)
+
     def _ordered(self, txn: Txn, walk: Walk[V], start: bytes | None, end: bytes | None, resume: bytes | None,
                  reverse: bool) -> Iterator[tuple[bytes, V]]:
         head = head_size(self.max_key)

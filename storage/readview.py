@@ -164,6 +164,12 @@ class ReadView:
                             lo, hi, lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
                             reverse=reverse, start_after=start_after)
 
+    def index_reader(self, info: CollectionInfo, index_name: str) -> indexes.IndexReader:
+        """``index_name`` as this view reads it, for many scans in a row (``IndexReader.scan`` takes
+        ``index_scan``'s bounds): its handle, layout and compact keys are looked up once."""
+        return indexes.IndexReader(self._txn, self._index(info, index_name),
+                                   self._long(info.index_idents[index_name]), info.is_unique(index_name))
+
     # --- sizes (cheap: LMDB stat and one counter) -----------------------------------------
     def count(self, info: CollectionInfo) -> int:
         return self._txn.stat(self._records(info))["entries"]

@@ -830,10 +830,11 @@ def index_docs(engine, ns: str, uuid, plan, *, chunk: int = CHUNK, stats: dict |
             if info is None or info.uuid != uuid:
                 return
             started = pos
+            index = r.index_reader(info, name)  # (looked up once for the chunk's intervals)
             while pos < len(intervals) and n + pos - started < chunk:
-                iv = intervals[pos]
-                for key, rid in r.index_scan(info, name, iv.lo, iv.hi, lo_inclusive=iv.lo_incl,
-                                             hi_inclusive=iv.hi_incl, reverse=plan.reverse, start_after=resume):
+                lo, hi, lo_incl, hi_incl = intervals[pos]
+                for key, rid in index.scan(lo, hi, lo_inclusive=lo_incl, hi_inclusive=hi_incl,
+                                           reverse=plan.reverse, start_after=resume):
                     key, rid = bytes(key), bytes(rid)
                     n += 1
                     resume = (key, rid)
