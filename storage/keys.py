@@ -81,14 +81,19 @@ _REGEX_FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.LOCALE, "l"), (re.MULTILINE, "m
 # numbers
 
 
+_DIGIT_PAIRS = {f"{i:02d}": bytes([i + 1]) for i in range(100)}  # two decimal digits -> their key byte
+_END_BYTE = bytes([_END])
+
+
 def _put_digits(out: bytearray, negative: bool, adjusted: int, digits: str) -> None:
     """Finite non-zero number with significant ``digits`` (no trailing zeros), leading digit at
     10**adjusted."""
     if len(digits) & 1:
         digits += "0"
-    body = bytearray((adjusted + _EXP_BIAS).to_bytes(2, "big"))
-    body += bytes([int(digits[i:i + 2]) + 1 for i in range(0, len(digits), 2)])
-    body.append(_END)
+    # (each pair's byte from a table: half the time of int() per pair, and an index scan of a $in of
+    # 400,000 numbers encodes 400,000 of them)
+    body = (adjusted + _EXP_BIAS).to_bytes(2, "big") + b"".join(
+        [_DIGIT_PAIRS[digits[i:i + 2]] for i in range(0, len(digits), 2)]) + _END_BYTE
     if negative:
         out.append(_N_NEG)
         out += body.translate(_INVERT)
