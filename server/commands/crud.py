@@ -879,7 +879,7 @@ async def count(ctx: CommandContext, cmd: dict) -> dict:
                                     "$db": ctx.db, **({"collation": collation} if collation is not None else {})})
             spec.id_lookup = True  # (mongod's count leaves its skip out of the query it plans)
             result = access.run_find(ctx.server, spec, ctx.db, ctx, target=target)
-            scan = count_scan_of(result.plan, query, spec.collation, info) if info is not None else None
+            scan = count_scan_of(result.plan, query, info) if info is not None else None
             if scan is not None:
                 # the index alone answers: mongod's COUNT_SCAN, no document fetched (the planned stream
                 # was never pulled: it opened nothing)

@@ -588,7 +588,7 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
         if statement.command == "count" and not flt and statement.hint in (None, {}, ""):
             return _fast_count_explain(ctx, name, info, statement, verbosity)
         if statement.command == "count":
-            scan = count_scan_of(p, flt, statement.collation or C.default_collation_of(info), info)
+            scan = count_scan_of(p, flt, info)
             if scan is not None:  # the index alone answers the count: mongod's COUNT_SCAN
                 return _count_scan_explain(ctx, info, statement, scan, verbosity)
         plan = p.explain(filter=flt)

@@ -2,7 +2,8 @@
 (``FieldBounds``: points from equality / ``$in``, a range from ``$gt``/``$gte``/``$lt``/``$lte``) and the
 key ``Interval``s of an index scan that cover it.
 
-Bounds may be loose (a superset): callers ALWAYS re-apply the full filter. A one-sided range stays
+Bounds may be loose (a superset): callers re-apply what they do not decide exactly (``tight_condition``,
+``Plan.residual``: ``fetch_filter``). A one-sided range stays
 in its type bracket (``$gt: 5`` only sees numbers; numbers below a bound start at -Infinity, not at
 NaN). On a multikey index a range keeps one side only. A regex (``/^abc/``, ``$regex``, regexes in
 ``$in``) bounds its path by explicit value ranges, as mongod's IndexBoundsBuilder: the strings its
@@ -509,7 +510,9 @@ def _fmt(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float) and math.isinf(v):
         return "inf.0" if v > 0 else "-inf.0"
-    if isinstance(v, datetime.datetime | DatetimeMS | ObjectId | Timestamp | Decimal128):
+    if type(v) is DatetimeMS:  # (a date past datetime's range: the ends of the date bracket)
+        return f"new Date({int(v)})"
+    if isinstance(v, datetime.datetime | ObjectId | Timestamp | Decimal128):
         return bson_repr(v)
     if is_regex(v):
         pattern, flags = pattern_and_options(v)
@@ -536,23 +539,36 @@ def _interval_desc(lo, hi, lo_incl, hi_incl) -> str:
 
 
 def _bracket_end(value: Any, *, maximum: bool) -> tuple[str, bool] | None:
-    """(shown, inclusive) of the first or last bound of ``value``'s type bracket (mongod's
-    appendMinForType / appendMaxForType, a number's being -inf / inf); None for the types left as
-    MinKey / MaxKey here."""
+    """(shown, inclusive) of ``bracket_end``; None for the types left as MinKey / MaxKey here."""
+    end = bracket_end(value, maximum=maximum)
+    return None if end is None else (_fmt(end[0]), end[1])
+
+
+_DATE_MIN, _DATE_MAX = DatetimeMS(-(2 ** 63)), DatetimeMS(2 ** 63 - 1)
+_OID_MIN, _OID_MAX = ObjectId("0" * 24), ObjectId("f" * 24)
+_TS_MIN, _TS_MAX = Timestamp(0, 0), Timestamp(4294967295, 4294967295)
+
+
+def bracket_end(value: Any, *, maximum: bool) -> tuple[Any, bool] | None:
+    """(value, inclusive) of the first or last bound of ``value``'s type bracket, as mongod's
+    IndexBoundsBuilder ends a range open on that side (appendMinForType / appendMaxForType, a number's
+    being -inf / inf; a string's last, exclusive, the empty document that follows the strings): what
+    explain's indexBounds and a COUNT_SCAN's start / end keys show. None for the types left as MinKey /
+    MaxKey here."""
     if isinstance(value, bool):
-        return ("true", True) if maximum else ("false", True)
+        return (True, True) if maximum else (False, True)
     if isinstance(value, int | float | Decimal128):
-        return ("inf.0", True) if maximum else ("-inf.0", True)
+        return (math.inf, True) if maximum else (-math.inf, True)
     if type(value) is str:
-        return ("{}", False) if maximum else ('""', True)
+        return ({}, False) if maximum else ("", True)
     if isinstance(value, dict):
-        return ("[]", False) if maximum else ("{}", True)
+        return ([], False) if maximum else ({}, True)
     if isinstance(value, datetime.datetime | DatetimeMS):
-        return ("new Date(9223372036854775807)", True) if maximum else ("new Date(-9223372036854775808)", True)
+        return (_DATE_MAX, True) if maximum else (_DATE_MIN, True)
     if isinstance(value, ObjectId):
-        return (f"ObjectId('{'f' * 24}')", True) if maximum else (f"ObjectId('{'0' * 24}')", True)
+        return (_OID_MAX, True) if maximum else (_OID_MIN, True)
     if isinstance(value, Timestamp):
-        return ("Timestamp(4294967295, 4294967295)", True) if maximum else ("Timestamp(0, 0)", True)
+        return (_TS_MAX, True) if maximum else (_TS_MIN, True)
     return None
 
 
@@ -592,8 +608,8 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     A range keeps both sides unless the index is (or may be) multikey and its path is not one of
     ``scalar_paths`` (paths that never hold an array). ``exact``: gets path -> condition for the
     filter conditions the intervals decide exactly (``FieldBounds.exact``, a component scanned by its
-    own bounds, not by a hull), on an index that is not (yet) multikey: mongod's planner drops them
-    from the FETCH filter (planner_access.cpp)."""
+    own bounds, not by a hull; on a path that may hold an array, not a range of two sides): mongod's
+    planner drops them from the FETCH filter (planner_access.cpp)."""
     fields, directions = key_fields(spec["key"])
     multikey = multikey_index(spec, multikey_default)
     per_component: list[list[tuple]] = []
@@ -613,9 +629,14 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
             if head in bounded_heads:
                 b = None
             bounded_heads.add(head)
-        ranges = _component_ranges(b, d, multikey and f not in scalar_paths, encoded if d == 1 else None)
-        if exact is not None and not multikey and b is not None and b.exact is not None and \
-                tight_condition(f, b.exact):
+        arrays = multikey and f not in scalar_paths
+        ranges = _component_ranges(b, d, arrays, encoded if d == 1 else None)
+        if exact is not None and b is not None and b.exact is not None and tight_condition(f, b.exact) and \
+                not (arrays and b.lo is not _MISSING and b.hi is not _MISSING):
+            # (on a path that may hold an array a range keeps one side: {$gt: 5, $lt: 8} matches [1, 10]
+            # with no key in (5, 8), so the scan reads (5, inf] and the filter decides the rest; a point,
+            # a $in or a one-sided range is EXACT there too: an element's key is a value the document
+            # holds on the path, which the matcher reads element by element)
             exact[f] = b.exact
         if b is None or not b.is_point:
             bounded = False  # components after a range or an unbounded field are scanned fully
@@ -665,6 +686,45 @@ class BoundsDescription(Mapping[str, list[str]]):
 
     def __len__(self) -> int:
         return len(self._ranges)
+
+    def single_interval(self) -> tuple[dict[str, Any], bool, dict[str, Any], bool] | None:
+        """(start key, inclusive, end key, inclusive) when these bounds are one interval of the index,
+        as mongod's IndexBoundsBuilder::isSingleInterval reads them (a COUNT_SCAN's keys): points on a
+        prefix of the key, then at most one range (the first field with all its values is one), then
+        fields with all their values, shown as MinKey / MaxKey as the range's ends include them. A
+        range open on one side ends at its type bracket's end (``bracket_end``). None otherwise."""
+        start: dict[str, Any] = {}
+        end: dict[str, Any] = {}
+        start_incl = end_incl = True
+        ranged = False
+        for f, (ranges, d) in self._ranges.items():
+            if len(ranges) != 1:
+                return None
+            lo, hi, lo_incl, hi_incl = _in_key_order(ranges, d)[0]
+            whole = _is_placeholder(lo) and _is_placeholder(hi)
+            if ranged:
+                if not whole:
+                    return None
+                start[f] = MinKey() if start_incl else MaxKey()
+                end[f] = MaxKey() if end_incl else MinKey()
+                continue
+            if lo is hi and not _is_placeholder(lo):  # a point (``_component_ranges``)
+                start[f] = end[f] = lo
+                continue
+            ranged = True
+            if not whole:
+                if _is_placeholder(lo):
+                    found = bracket_end(hi, maximum=isinstance(lo, MaxKey))
+                    if found is None:
+                        return None
+                    lo, lo_incl = found
+                elif _is_placeholder(hi):
+                    found = bracket_end(lo, maximum=isinstance(hi, MaxKey))
+                    if found is None:
+                        return None
+                    hi, hi_incl = found
+            start[f], start_incl, end[f], end_incl = lo, lo_incl, hi, hi_incl
+        return start, start_incl, end, end_incl
 
 
 def _in_key_order(ranges: list[tuple], direction: int) -> list[tuple]:

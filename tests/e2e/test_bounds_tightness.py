@@ -6,8 +6,8 @@ ObjectId or date, on a path of an index that holds no array (and strings only wi
 decided by the bounds: explain's FETCH stage shows no filter for it, and the read does not match it
 again. Everything else stays in the FETCH filter (null, regexes, arrays and documents as values, NaN,
 Decimal128 and doubles such as 0.1 whose key is shared with a different number, ``$ne``/``$nin``/``$not``,
-``$exists``, ``$type``, ``$elemMatch``, ``$expr``, multikey indexes, collated strings, a second condition
-on the path). A wrong EXACT is a wrong answer, so the families compare every read with the collection
+``$exists``, ``$type``, ``$elemMatch``, ``$expr``, two-sided ranges on a multikey index, collated strings,
+a second condition on the path). A wrong EXACT is a wrong answer, so the families compare every read with the collection
 scan: numbers whose keys meet although they differ, multikey indexes with two-sided ranges, and a cursor
 whose index became multikey between its batches. The 400,000-value ``$in`` of
 jstests/noPassthrough/explain_output_truncation.js's family explains (no FETCH filter; the bounds too
@@ -89,11 +89,16 @@ def test_the_fetch_filter_keeps_what_the_bounds_do_not_decide(db, flt, kept):
 
 
 @pytest.mark.commands("explain", "find", "createIndexes", "insert")
-def test_a_multikey_index_or_a_collated_string_decides_nothing(db):
+def test_a_multikey_two_sided_range_or_a_collated_string_decides_nothing(db):
     db.c.insert_many([{"_id": 0, "a": 5, "s": "x"}, {"_id": 1, "a": [1, 9], "s": "X"}, {"_id": 2, "a": [10]}])
     db.c.create_index("a")
     db.c.create_index("s", collation={"locale": "en", "strength": 2})
-    assert _fetch_filter(db, "c", {"a": 5}) == {"a": 5}  # (the index is multikey)
+    # a point, a $in or a one-sided range on a multikey index is EXACT (as mongod's: a key is a value
+    # the document holds on the path, and the matcher reads an array element by element)
+    assert _fetch_filter(db, "c", {"a": 5}) is None
+    assert _fetch_filter(db, "c", {"a": {"$in": [1, 10]}}) is None
+    assert _fetch_filter(db, "c", {"a": {"$gte": 9}}) is None
+    assert sorted(d["_id"] for d in db.c.find({"a": {"$gte": 9}})) == [1, 2]
     # a range on a multikey index keeps one side, (2, inf]: [10] lies in it and does not match
     assert _fetch_filter(db, "c", {"a": {"$gt": 2, "$lt": 8}}) == {"a": {"$gt": 2, "$lt": 8}}
     assert sorted(d["_id"] for d in db.c.find({"a": {"$gt": 2, "$lt": 8}})) == [0, 1]
@@ -147,7 +152,8 @@ def _range_between_colliding(cond, values) -> bool:
        arrays=st.booleans())
 def test_reads_decided_by_bounds_answer_as_the_collection_scan(db, values, conditions, direction, arrays):
     """Numbers of every type near each other, through an index with no array (bounds decide) or, with
-    ``arrays``, a multikey one (a range keeps one side: nothing is decided): find == the scan."""
+    ``arrays``, a multikey one (a two-sided range keeps one side and is not decided; points and one-sided
+    ranges are): find == the scan."""
     db.c.drop()
     kept = [v for v in values if arrays or not isinstance(v, list)]
     # (more documents than a find matches with its whole filter before it compiles the residual)

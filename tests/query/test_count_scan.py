@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tidemark.query import plan as planner
+from tidemark.query.collation import parse_collation
 from tidemark.query.count_scan import count_scan_of
 from tidemark.query.index_keys import MULTIKEY_FLAG
 
@@ -27,8 +28,9 @@ INFO = SimpleNamespace(clustered=False)
 
 
 def _scan(index: dict, flt: dict, collation=None, hint=None):
-    plan = planner.choose_plan([index], flt, None, hint, multikey_default=False, allow_or=True)
-    return count_scan_of(plan, flt, collation, INFO)
+    plan = planner.choose_plan([index], flt, None, hint, multikey_default=False, allow_or=True,
+                               collation=parse_collation(collation, "collation") if collation else None)
+    return count_scan_of(plan, flt, INFO)
 
 
 @pytest.mark.parametrize("index, flt, start, end", [
@@ -42,6 +44,10 @@ def _scan(index: dict, flt: dict, collation=None, hint=None):
     (AB, {"a": 3}, ({"a": 3, "b": MinKey()}, True), ({"a": 3, "b": MaxKey()}, True)),
     (AB, {"a": {"$gt": 3}}, ({"a": 3, "b": MaxKey()}, False), ({"a": math.inf, "b": MaxKey()}, True)),
     (AB, {"a": 3, "b": {"$lt": 2}}, ({"a": 3, "b": -math.inf}, True), ({"a": 3, "b": 2}, False)),
+    (A, {"a": {"$in": [4]}}, ({"a": 4}, True), ({"a": 4}, True)),  # (one point: one interval)
+    ({**A, "partialFilterExpression": {"a": {"$gt": 0}}}, {"a": {"$gte": 2}}, ({"a": 2}, True), ({"a": math.inf}, True)),
+    ({**A, "collation": {"locale": "fr"}}, {"a": 1}, ({"a": 1}, True), ({"a": 1}, True)),  # (numbers: as they are)
+    (A, {"a": {"$lt": True}}, ({"a": False}, True), ({"a": True}, False)),
 ])
 def test_a_count_the_bounds_answer_is_a_count_scan_of_one_interval(index, flt, start, end):
     scan = _scan(index, flt)
@@ -65,11 +71,12 @@ def test_a_count_the_bounds_answer_is_a_count_scan_of_one_interval(index, flt, s
     (A, {"a.0": 1}),
     (AB, {"a": {"$gt": 3}, "b": 1}),  # a bounded field after the range
     ({**A, MULTIKEY_FLAG: True}, {"a": {"$gt": 1, "$lt": 5}}),  # multikey: two operators, not intersected
-    ({**AB, MULTIKEY_FLAG: True}, {"a": 1, "b": 2}),
-    ({**A, "sparse": True}, {"a": 1}),
-    ({**A, "partialFilterExpression": {"a": {"$gt": 0}}}, {"a": 1}),
-    ({**A, "collation": {"locale": "fr"}}, {"a": 1}),
+    ({"name": "ab", "key": {"a.x": 1, "a.y": 1}, MULTIKEY_FLAG: True}, {"a.x": 1, "a.y": 2}),  # (SERVER-958)
+    ({**A, "collation": {"locale": "fr"}}, {"a": "x"}),  # (a collated string's key is not the string)
     ({"name": "a_hashed", "key": {"a": "hashed"}}, {"a": 1}),
+    (A, {"a": 1.1}),  # (its key is a 34-digit decimal's, which other numbers share)
+    (A, {"a": {"$exists": True}}),
+    (A, {"a": 1, "$expr": {"$eq": ["$a", 1]}}),
 ])
 def test_a_count_the_bounds_do_not_answer_scans_the_index(index, flt):
     assert _scan(index, flt) is None
@@ -84,11 +91,15 @@ def test_strings_count_by_the_index_only_under_the_simple_collation():
 def test_a_multikey_index_counts_each_document_once():
     scan = _scan({**A, MULTIKEY_FLAG: True}, {"a": {"$gte": 2}})
     assert scan is not None and scan.dedup and "multiKeyPaths" not in scan.explain()
+    scan = _scan({**AB, MULTIKEY_FLAG: True}, {"a": 1, "b": {"$in": [2]}})
+    assert scan is not None and scan.dedup and (scan.start, scan.end) == ({"a": 1, "b": 2}, {"a": 1, "b": 2})
 
 
 def test_a_hinted_count_without_a_query_counts_the_whole_index():
     scan = _scan(A, {}, hint={"a": 1})
     assert scan is not None and (scan.start, scan.end) == ({"a": MinKey()}, {"a": MaxKey()})
+    scan = _scan({**A, "sparse": True}, {"a": 1}, hint={"a": 1})  # (what the sparse index holds, as mongod)
+    assert scan is not None and (scan.start, scan.end) == ({"a": 1}, {"a": 1}) and scan.explain()["isSparse"]
 
 
 # --------------------------------------------------------------------------------------------------
