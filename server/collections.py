@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import itertools
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -50,6 +51,7 @@ from tidemark.query.access_path import Interval, Plan
 from tidemark.query.collation import same
 from tidemark.query.count_scan import CountScan
 from tidemark.query.expr_base import check_compound_keys
+from tidemark.query.fetch_filter import fetched_matching, fetched_predicate
 from tidemark.query.index_keys import collated_key_value, holds, index_collation, key_fields, may_leave_out
 from tidemark.query.index_kinds import key_direction
 from tidemark.query.match_ast import Node
@@ -395,6 +397,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         stages = pipeline_mod.parse_pipeline(full, pctx)
         return ReadResult(pipeline_mod.chain(stages, source), Plan("COLLSCAN"), full, stats, None, ns,
                           target=resolved, stages=stages), coll
+    flt: dict | None = None  # (the leading $match an index plan reads for)
     if info is None:
         source = iter(())
         plan = Plan("COLLSCAN")
@@ -440,8 +443,22 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
     pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
                             collation=coll)
     stages = pipeline_mod.parse_pipeline(full, pctx)
+    if plan.exact and flt and stages[0].name == "$match" and full[0].get("$match") is flt:
+        # the leading $match is the plan's FETCH filter: it re-checks what the bounds left undecided
+        # (its statistics stay the stage's: explain shows what the query layer passed on)
+        leading = stages[0]
+        stages[0] = pipeline_mod.Stage("$match", leading.spec, functools.partial(
+            _fetched_stage, plan=plan, flt=flt, whole=leading, variables=variables, collation=coll),
+            stats=leading.stats)
     return ReadResult(pipeline_mod.chain(stages, source), plan, full, stats, None, ns, target=resolved,
                       stages=stages), coll
+
+
+def _fetched_stage(docs: Iterator[dict], *, plan: Plan, flt: dict, whole: pipeline_mod.Stage,
+                   variables: dict | None, collation: Any) -> Iterator[dict]:
+    """A leading ``$match`` applied to what ``plan`` fetches: ``fetched_matching`` with the stage's own
+    compiled filter as the whole predicate."""
+    return fetched_matching(docs, plan, flt, whole.uncounted, variables=variables, collation=collation)
 
 
 def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:
@@ -729,23 +746,12 @@ class FindSpec:
                         if self.projection else None)
 
     def fetch_filter(self, docs: Iterator[dict], plan: Plan) -> Iterator[dict]:
-        """``docs`` (what ``plan`` fetches) that match the filter: the filter's predicate re-applies
-        only the top-level conditions the plan's index bounds leave undecided (mongod's FETCH filter,
-        ``Plan.residual``), none when they decide all. The residual is compiled once
-        ``RESIDUAL_AFTER`` documents went through the whole predicate (the command compiled that one
-        already, and a read of a few documents would spend more compiling than it saves); it is parsed
-        again, as the filter's parse does not keep which node came from which field."""
+        """``docs`` (what ``plan`` fetches) that match the filter (``fetch_filter.fetched_matching``: only
+        what the plan's index bounds leave undecided is re-checked)."""
         if self.match is None:
             return docs
-        if not plan.exact:  # (no index bounds decide anything: most reads)
-            return filter(self.match, docs)
-        residual = plan.residual(self.filter)
-        if residual is self.filter:
-            return filter(self.match, docs)
-        if not residual:
-            return docs
-        return _narrowing(docs, self.match, lambda: match_mod.compile_filter(
-            residual, variables=self.variables, collation=self.collation))
+        return fetched_matching(docs, plan, self.filter, functools.partial(filter, self.match),
+                                variables=self.variables, collation=self.collation)
 
     def use_default_collation(self, default: dict | None) -> None:
         """Without a collation of its own, a find runs with the collection's default one."""
@@ -954,24 +960,6 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
 
 
-RESIDUAL_AFTER = 64  # documents matched with the whole filter before its residual is compiled
-
-
-def _narrowing(docs: Iterator[dict], whole: Callable[[dict], bool],
-               compile_residual: Callable[[], Callable[[dict], bool]]) -> Iterator[dict]:
-    """``docs`` matching ``whole``, the first ``RESIDUAL_AFTER`` tested with it and the rest with the
-    residual predicate (the same answer: the index bounds decide the rest of ``whole`` exactly)."""
-    docs = iter(docs)
-    yield from filter(whole, itertools.islice(docs, RESIDUAL_AFTER))
-    first = next(docs, None)
-    if first is None:  # (a read that ended within them compiles nothing)
-        return
-    match = compile_residual()
-    if match(first):
-        yield first
-    yield from filter(match, docs)
-
-
 def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, resume_after: bytes | None):
     """A find on ``system.buckets.X``: bucket documents (open buckets included) in ``$natural`` order,
     forward or backward, resumable by record id, with ``$recordId`` when the find asks for it. An index
@@ -1036,10 +1024,12 @@ def run_count_scan(engine, info, scan: CountScan, skip: int, limit: int) -> tupl
 
 
 def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=None,
-                   collation=None, meta=None, facts: ReadFacts | None = None,
+                   collation=None, variables: dict | None = None, meta=None, facts: ReadFacts | None = None,
                    table_scan: bool = True) -> list[tuple[bytes, dict]]:
     """Matching (rid, doc) pairs, read inside the write transaction, fully materialized (so the
-    writes that follow never run under an open scan). ``collation``: the statement's (planning, sort).
+    writes that follow never run under an open scan). ``match``: ``flt`` compiled (with ``variables``
+    and ``collation``); a fetched document is tested only against what the plan's index bounds leave
+    undecided (``fetch_filter.fetched_predicate``). ``collation``: the statement's (planning, sort).
     ``meta``: the read's DocMeta when the statement reads metadata (findAndModify's textScore sort or
     projection): the plan carries it (a $text scan notes each score), the sort reads it, and every
     match is read before the sort (a score is known only once its document was scanned).
@@ -1050,6 +1040,7 @@ def matches_in_txn(w, info, flt: dict, match, *, hint=None, multi: bool, sort=No
                                table_scan=table_scan)
     if meta is not None:
         plan.meta = meta
+    match = fetched_predicate(plan, flt, match, variables=variables, collation=collation)
     stats = None
     if facts is not None:
         facts.plan = plan

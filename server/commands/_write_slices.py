@@ -48,6 +48,7 @@ from tidemark.protocol.codec import decode
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import plan as planner
 from tidemark.query.access_path import Plan
+from tidemark.query.fetch_filter import fetched_predicate
 
 # One slice: scanning stops after SLICE_SECONDS or once SLICE_MATCHES documents matched (which bounds
 # the time the caller then spends applying them: ~25 us per small document), so the writer thread is
@@ -89,6 +90,9 @@ class Resume:
     position: Any
     uuid: Any
     matched: int
+    # what a document the plan fetches is tested against (``collections.fetched_predicate``: the
+    # statement's filter less what the plan's bounds decide), compiled once for every slice
+    match: Callable[[dict], bool] | None = None
 
 
 @dataclass
@@ -113,7 +117,7 @@ class Slice:
 class Statements:
     """One update/delete command's statements (a MongoError stands for one that failed to parse),
     run slice by slice. The command supplies, per statement: ``target(st) -> (filter, compiled match,
-    hint, collation, multi)``; ``apply(w, coll, i, st, matches, out)`` for the matches of a slice;
+    hint, collation, multi, variables)``; ``apply(w, coll, i, st, matches, out)`` for the matches of a slice;
     and, for upserts, ``unmatched(w, coll, i, st, spanned, out)`` once a statement's whole scan
     matched nothing (``spanned``: the scan took several slices, so the absence of a match must be
     re-checked in this transaction before inserting)."""
@@ -142,12 +146,13 @@ class Statements:
             try:
                 if isinstance(st, MongoError):
                     raise st
-                flt, match, hint, collation, multi = self.target(st)
+                flt, match, hint, collation, multi, variables = self.target(st)
                 coll = w.get_collection(self.ns)
                 fresh: set[bytes] = set()
                 matches, more = next_matches(w, coll, flt, match, hint=hint, collation=collation, multi=multi,
                                              resume=resumed, seen=seen if resumed else set(), fresh=fresh,
-                                             budget=budget, facts=facts, table_scan=self.table_scan(flt))
+                                             budget=budget, facts=facts, table_scan=self.table_scan(flt),
+                                             variables=variables)
                 self.apply(w, coll, i, st, matches, out)
                 if resumed is None and coll is not None and facts.plan is not None:
                     out.plans.append((coll, facts.plan))
@@ -223,12 +228,15 @@ class Statements:
 
 def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hint: Any, collation: Any,
                  multi: bool, resume: Resume | None, seen: set[bytes], fresh: set[bytes], budget: Budget,
-                 facts: ReadFacts | None = None, table_scan: bool = True) -> tuple[list[tuple[bytes, dict]], Resume | None]:
+                 facts: ReadFacts | None = None, table_scan: bool = True,
+                 variables: dict | None = None) -> tuple[list[tuple[bytes, dict]], Resume | None]:
     """The statement's next matching (record id, document) pairs within ``budget``, and where to
     resume (None: the statement's scan is complete). A non-multi statement stops at its first match.
     ``seen`` (read only) and ``fresh`` (filled here) are the record ids an index scan has visited.
     ``info`` None: no such collection (nothing matches; QueryPlanKilled if it was dropped mid-way).
-    ``facts``: gets the plan and the keys / documents examined (``stats["keys"]``, ``stats["docs"]``)."""
+    ``facts``: gets the plan and the keys / documents examined (``stats["keys"]``, ``stats["docs"]``).
+    ``match``: ``flt`` compiled (with ``variables`` and ``collation``); a document the plan fetches is
+    tested only against what its index bounds leave undecided (``collections.fetched_predicate``)."""
     if info is None:
         if resume is not None:
             raise MongoError(ErrorCode.QueryPlanKilled, "PlanExecutor killed: collection dropped")
@@ -240,10 +248,11 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
                                    allow_or=True, collation=collation, cluster=cluster_info(info), id_lookup=True,
                                    table_scan=table_scan)
         position, matched = None, 0
+        match = fetched_predicate(plan, flt, match, variables=variables, collation=collation)
     else:
         if info.uuid != resume.uuid:
             raise MongoError(ErrorCode.QueryPlanKilled, "PlanExecutor killed: collection dropped")
-        plan, position, matched = resume.plan, resume.position, resume.matched
+        plan, position, matched, match = resume.plan, resume.position, resume.matched, resume.match
     stats: dict[str, int] = {"keys": 0, "docs": 0}  # (a caller without facts: counted, not kept)
     if facts is not None:
         facts.plan = plan
@@ -262,7 +271,7 @@ def next_matches(w, info, flt: dict, match: Callable[[dict], bool] | None, *, hi
     matched += len(found)
     if done or (found and not multi):
         return found, None
-    return found, Resume(plan, position, info.uuid, matched)
+    return found, Resume(plan, position, info.uuid, matched, match)
 
 
 def _materialize(pairs: Generator[tuple[bytes, dict], None, None], match, multi: bool,

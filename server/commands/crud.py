@@ -465,6 +465,7 @@ class UpdateStatement:
             raise MongoError(ErrorCode.FailedToParse, "multi update is not supported for replacement-style update")
         if self.upsert:  # the update is parsed first; then the query, without $expr (mongod's ParsedUpdate)
             update.check_upsert_query(self.q)
+        self.variables = variables  # (a residual filter compiles with them: collections.matches_in_txn)
         self.match = (match.compile_filter(self.q, variables=variables, collation=self.collation)
                       if self.q else None)
         expr_optimize.fold_filter_constants(self.q, collation=self.collation)  # (a query: mongod optimizes it)
@@ -533,7 +534,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         if not st.upsert:
             return
         late = access.matches_in_txn(w, coll, st.q, st.match, hint=st.hint, multi=False,
-                                     collation=st.collation) if spanned and coll is not None else []
+                                     collation=st.collation, variables=st.variables) if spanned and coll is not None else []
         if late:  # a matching document arrived while the scan ran in slices: update it, insert nothing
             apply(w, coll, i, st, late, out)
             return
@@ -548,7 +549,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
         writes["nUpserted"] = 1
 
     work = slices.Statements(ns, statements, ordered=ordered, apply=apply, unmatched=upsert,
-                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi),
+                             target=lambda st: (st.q, st.match, st.hint, st.collation, st.multi, st.variables),
                              table_scan=lambda flt: access.table_scan_allowed(ctx.server, ctx.db, name, flt))
     ctx.facts = work.facts  # one entry per statement run (the profiler's per-statement entries)
     done = await work.run(ctx, modified=True, write=write)
@@ -570,7 +571,7 @@ def _parse_deletes(cmd: dict, raw_statements: list, ordered: bool, info) -> list
             collation = C.effective_collation(C.collation_arg(st, "delete.deletes"), default_collation)
             m = match_mod.compile_filter(st["q"], variables=variables, collation=collation) if st["q"] else None
             expr_optimize.fold_filter_constants(st["q"], collation=collation)
-            parsed.append((st["q"], m, limit, st.get("hint") or None, collation))
+            parsed.append((st["q"], m, limit, st.get("hint") or None, collation, variables))
         except MongoError as e:
             parsed.append(e)
             if ordered:
@@ -614,8 +615,8 @@ async def delete(ctx: CommandContext, cmd: dict) -> dict:
                 writes["keysDeleted"] = writes.get("keysDeleted", 0) + keys_deleted
 
     def target(st: tuple) -> tuple:
-        q, m, limit, hint, collation = st
-        return q, m, hint, collation, limit == 0
+        q, m, limit, hint, collation, variables = st
+        return q, m, hint, collation, limit == 0, variables
 
     work = slices.Statements(ns, parsed, ordered=ordered, target=target, apply=remove,
                              table_scan=lambda flt: access.table_scan_allowed(ctx.server, ctx.db, name, flt))
@@ -756,7 +757,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         if coll is None:
             facts.plan = _EOF_PLAN  # mongod plans nothing over a missing collection
         matches = access.matches_in_txn(w, coll, query, m, hint=hint, multi=False, sort=sort_spec,
-                                        collation=collation, meta=meta, facts=facts,
+                                        collation=collation, variables=variables, meta=meta, facts=facts,
                                         table_scan=access.table_scan_allowed(ctx.server, ctx.db, name, query)
                                         ) if coll else []
         if remove:

@@ -165,6 +165,11 @@ class Stage:
             return _counted(self._apply(docs), self.stats)
         return self._apply(docs)
 
+    def uncounted(self, docs: Iterator[dict]) -> Iterator[dict]:
+        """``apply`` without counting: for a stage standing in for this one, which counts into the
+        same ``stats`` (a leading ``$match`` as its plan's FETCH filter: ``collections.open_read``)."""
+        return self._apply(docs)
+
     def __repr__(self) -> str:
         return f"Stage({self.name})"
 

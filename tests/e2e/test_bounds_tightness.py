@@ -25,7 +25,7 @@ from bson.regex import Regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tidemark.collections import RESIDUAL_AFTER
+from tidemark.query.fetch_filter import RESIDUAL_AFTER
 
 
 def _stage(plan: dict, name: str) -> dict | None:

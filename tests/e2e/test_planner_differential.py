@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-from tidemark.collections import RESIDUAL_AFTER
+from tidemark.query.fetch_filter import RESIDUAL_AFTER
 
 _SCALARS = [
     0, 1, 2, -1, Int64(1), Int64(2**40), 1.0, 1.5, -0.0, float("nan"), float("inf"),
@@ -389,7 +389,7 @@ def _check_cursor_meeting_arrays(db, q, arrays):
     ix = db.ix
     options = {"collation": q["collation"]} if q["collation"] else {}
     # (copies: more entries than the scan's first read takes, more documents than a find matches with its
-    # whole filter before it compiles the residual, collections.RESIDUAL_AFTER)
+    # whole filter before it compiles the residual, fetch_filter.RESIDUAL_AFTER)
     present = list(ix.find())
     try:
         ix.insert_many([{**d, "_id": 1000 + i} for i, d in enumerate(present * (RESIDUAL_AFTER // 2))]
