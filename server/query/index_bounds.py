@@ -40,7 +40,7 @@ from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_c
 from tidemark.query.match_leaf import has_strings
 from tidemark.query.match_regex import is_regex, pattern_and_options
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import compare, sort_key
+from tidemark.query.values import compare
 from tidemark.storage.keys import encode_key
 
 MAX_INTERVALS = 1000  # beyond this many combinations of several components' points, each collapses to its hull
@@ -590,7 +590,8 @@ def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = Tr
         uniq: dict[bytes, Any] = {}
         for p in b.points or []:
             uniq.setdefault(encode_key((p,), (1,)), p)
-        pts = sorted(uniq.values(), key=sort_key)
+        # (the encoding is BSON order, and bytes compare in C: no sort key made per point)
+        pts = [uniq[enc] for enc in sorted(uniq)]
         if encoded is not None:
             for enc, p in uniq.items():
                 encoded[id(p)] = enc
