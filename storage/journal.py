@@ -81,6 +81,19 @@ def drop_stream(txn: Txn, jdb: Handle, meta_db: Handle, stream: bytes) -> int:
     return deleted
 
 
+def streams(txn: Txn, jdb: Handle) -> list[bytes]:
+    """The streams holding records, in key order: one cursor jump per stream, no record read."""
+    found: list[bytes] = []
+    with txn.cursor(db=jdb) as cur:
+        ok = cur.first()
+        while ok:
+            k = cur.key()
+            n = int.from_bytes(k[:2], "big")
+            found.append(k[2:2 + n])
+            ok = cur.set_range(k[:2 + n] + b"\xff" * 9)  # past the stream's highest possible seq
+    return found
+
+
 def scan(txn: Txn, jdb: Handle, codec: ValueCodec, stream: bytes | None = None,
          after_seq: int = 0) -> Iterator[tuple[bytes, int, bytes]]:
     """(stream, seq, payload) of one stream (seq > after_seq) or of all streams."""

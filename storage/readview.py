@@ -198,6 +198,9 @@ class ReadView:
         return sum(self.index_size(info, name) for name in info.index_idents)
 
     # --- journal -----------------------------------------------------------------------------
+    def journal_streams(self) -> list[bytes]:
+        return journal.streams(self._txn, self._engine._journal_db)
+
     def journal_scan(self, stream: bytes | None = None, after_seq: int = 0
                      ) -> Iterator[tuple[bytes, int, bytes]]:
         return journal.scan(self._txn, self._engine._journal_db, self._engine._codec, stream, after_seq)

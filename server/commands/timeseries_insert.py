@@ -25,6 +25,7 @@ from tidemark.timeseries.ingest import (
     ON_LOOP_DOCUMENT_BYTES,
     ON_LOOP_DOCUMENTS,
     Prepared,
+    ask_storage,
     documents,
     leaving_allowance,
     prepare,
@@ -102,6 +103,7 @@ async def _route(ctx: CommandContext, catalog: Any, committer: Any, state: Any, 
         cuts = slices(batch, state.series.queried)
         if len(cuts) == 2:
             try:
+                ask_storage(catalog, state, batch, 0, batch.n, load)
                 router.route(catalog, state, batch, np.arange(batch.n), limits, load)
             finally:
                 load.close()
@@ -109,6 +111,7 @@ async def _route(ctx: CommandContext, catalog: Any, committer: Any, state: Any, 
             async with committer.routing():
                 for start, end in zip(cuts, cuts[1:], strict=False):
                     try:
+                        ask_storage(catalog, state, batch, start, end, load)
                         router.route(catalog, state, batch, np.arange(start, end), limits, load)
                     finally:
                         load.close()

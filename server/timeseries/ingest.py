@@ -210,6 +210,23 @@ def series_ids(series: Any, batch: ColumnBatch | RowBatch) -> bool:
     return True
 
 
+def ask_storage(catalog: Any, state: Any, batch: ColumnBatch | RowBatch, start: int, end: int, loader: Any) -> None:
+    """Before rows ``[start, end)`` are routed: the series among them that will ask storage for a
+    stored bucket to reopen (nothing of them in memory, storage not asked since: after a restart, every
+    series) are looked up together (``reopen.Loader.prefetch``), each at its first row's time — the
+    time the router asks at (a series explosion's or a restart's second round: one look-up per series,
+    in index order, in the slice's one read transaction)."""
+    if batch.sids is None or catalog.direct_writes.get(state.ns):
+        return
+    sids, first = np.unique(batch.sids[start:end], return_index=True)
+    series = state.series
+    queried, held = series.queried, series.held
+    asking = [(sid, at) for sid, at in zip(sids.tolist(), (first + start).tolist(), strict=True)
+              if not queried[sid] and not held[sid]]
+    if asking:
+        loader.prefetch(state, [sid for sid, _ in asking], batch.times[[at for _, at in asking]].tolist())
+
+
 def slices(batch: ColumnBatch | RowBatch, queried: list[bool] | None = None) -> list[int]:
     """Row boundaries of the slices routed between yields of the event loop (about ``SLICE_VALUES``
     values each: the routing cost grows with rows times fields; fewer rows when more than

@@ -18,9 +18,26 @@ from hypothesis import strategies as st
 from pymongo.errors import BulkWriteError, OperationFailure
 from pymongo.write_concern import WriteConcern
 
+from harness.server import patched
+
 BASE = datetime.datetime(2026, 1, 1)
 ACKED = WriteConcern(w=1, j=True)
 _names = itertools.count()
+# a server whose recovery replays the journal in slices of ~2 KiB and is killed (SIGKILL) before the
+# slice after the first n: a kill -9 during recovery, some slices done (their rows in stored buckets,
+# their records trimmed), the others not
+_KILLED_IN_RECOVERY = """
+import os, signal
+from tidemark.timeseries import recovery
+recovery.SLICE_BYTES = 2048
+_replay_slice, _done = recovery._replay_slice, []
+def _slice(*args):
+    if len(_done) >= %d:
+        os.kill(os.getpid(), signal.SIGKILL)
+    _done.append(1)
+    return _replay_slice(*args)
+recovery._replay_slice = _slice
+"""
 
 
 def _meta(kind: str, s: int) -> Any:
@@ -104,9 +121,10 @@ def test_kill9_with_15000_open_series_keeps_every_acknowledged_measurement_exact
 @pytest.mark.commands("insert", "aggregate", "setParameter")
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), n_series=st.integers(1, 400), rounds=st.integers(1, 4), size=st.integers(1, 700),
-       ordered=st.booleans(), kind=st.sampled_from(["int", "str", "doc"]))
+       ordered=st.booleans(), kind=st.sampled_from(["int", "str", "doc"]),
+       killed_in_recovery=st.none() | st.integers(0, 8))
 def test_kill9_between_random_batches_keeps_exactly_the_acknowledged_measurements(
-        start_server, data, n_series, rounds, size, ordered, kind):
+        start_server, data, n_series, rounds, size, ordered, kind, killed_in_recovery):
     srv = _server(start_server)
     name = f"c{next(_names)}"
     batches = _batches(n_series, rounds, size)
@@ -125,6 +143,13 @@ def test_kill9_between_random_batches_keeps_exactly_the_acknowledged_measurement
     client.admin.command("setParameter", 1, failStorageCommitsForTest={"times": 0})
     client.close()
     srv.kill()
+    if killed_in_recovery is not None:  # and killed again while recovering, after that many slices
+        recovering = patched(srv, _KILLED_IN_RECOVERY % killed_in_recovery, f"r{name}")
+        try:
+            recovering.start(timeout=120)
+        except RuntimeError:
+            pass  # (it died in recovery, as meant)
+        recovering.kill()
 
     srv.start(timeout=120)
     client = srv.client()
