@@ -52,8 +52,9 @@ Entry = tuple[ObjectId, int, int, dict[str, Any] | None, list[dict[str, Any]]]
 # transaction's dirty pages are what recovery holds at once (one transaction for the whole journal held
 # every rebuilt bucket: peak RSS 1,018 MB at 300,000 series for 690 MB running). A bucket whose rows
 # two slices hold is loaded back and written again by the second (20,000 series x 2 rounds in 4 slices:
-# 5.6 s of CPU instead of 2.1 in one), so slices are not smaller: ~100,000 journal rows each
-SLICE_BYTES = 8 << 20
+# 5.6 s of CPU instead of 2.1 in one), so slices are not smaller: ~200,000 journal rows each (the
+# journal itself stays below about half of the open data: the checkpoint)
+SLICE_BYTES = 16 << 20
 QUARANTINE_PREFIX = "tidemark.quarantine."
 QUARANTINE_LOG_ID = 8_100_001  # Tidemark's own log id: no mongod line says this
 

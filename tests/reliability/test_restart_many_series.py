@@ -13,12 +13,11 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from harness.server import patched
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import BulkWriteError, OperationFailure
 from pymongo.write_concern import WriteConcern
-
-from harness.server import patched
 
 BASE = datetime.datetime(2026, 1, 1)
 ACKED = WriteConcern(w=1, j=True)
@@ -173,3 +172,45 @@ def _server(start_server: Any) -> Any:
         _servers.clear()
         _servers[id(start_server)] = srv
     return srv
+
+
+def _catalog(client: Any) -> dict[str, int]:
+    return client.admin.command("serverStatus")["bucketCatalog"]
+
+
+@pytest.mark.slow
+@pytest.mark.commands("insert", "aggregate", "serverStatus")
+def test_series_beyond_the_memory_threshold_do_not_all_reopen_every_round_and_after_kill9_once_each(start_server):
+    """A catalog memory threshold lowered so that about 2/3 of 3,000 one-row series fit (a million series
+    at the default threshold, in small), round after round: the buckets reopened by query and not used
+    again are closed first, so the resident ones stay and a round reopens about the series that do not
+    fit (least recently used first, each reopened bucket closed the resident one the round reached next:
+    every series of every round, 4,176 reopens in two rounds). After kill -9 every series' bucket is
+    reopened once, and every acknowledged measurement is there once."""
+    n_series, threshold = 3_000, 6 * 1024 * 1024
+    srv = start_server(params={"timeseriesIdleBucketExpiryMemoryUsageThreshold": threshold})
+    client = srv.client()
+    db = client.get_database("cycle", write_concern=ACKED)
+    db.create_collection("c", timeseries={"timeField": "t", "metaField": "m"})
+    acked: list[tuple[int, int]] = []
+    for batch in _batches(n_series, 1, 1_000):
+        acked += _insert(db.c, "doc", batch, ordered=True)
+    assert 0 < _catalog(client)["numBucketsClosedDueToMemoryThreshold"] < n_series // 2
+    for batch in _batches(n_series, 2, 1_000, first_round=1):
+        acked += _insert(db.c, "doc", batch, ordered=True)
+        # within the threshold, but for the closed buckets awaiting their full writes and one insert's
+        assert _catalog(client)["memoryUsage"] <= threshold * 5 // 4 + 1_000 * 4096
+    reopened = _catalog(client)["numBucketsReopened"]
+    assert 0 < reopened <= n_series * 11 // 10  # two rounds (main: 4,176)
+    _check_exactly_once(db, "c", acked)
+    client.close()
+    srv.kill()
+
+    srv.start(timeout=300)
+    client = srv.client()
+    db = client.get_database("cycle", write_concern=ACKED)
+    for batch in _batches(n_series, 1, 1_000, first_round=3):
+        acked += _insert(db.c, "doc", batch, ordered=True)
+    assert _catalog(client)["numBucketsReopened"] == n_series  # each series' bucket once, by query
+    _check_exactly_once(db, "c", acked)
+    client.close()
