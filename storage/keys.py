@@ -3,7 +3,7 @@
 ``encode_key(values, directions)`` maps a tuple of values to bytes so that comparing the bytes
 (memcmp, which is what LMDB does) compares the tuples the way MongoDB's ``woCompare`` does:
 
-    MinKey < null (and missing, and undefined) < numbers < strings < objects < arrays < binary
+    MinKey < undefined (the key of an empty array) < null (and missing) < numbers < strings < objects < arrays < binary
     < ObjectId < bool < date < timestamp < regex < code < code with scope < MaxKey
 
 Invariants the rest of storage (and the query planner) rely on:
@@ -12,9 +12,10 @@ Invariants the rest of storage (and the query planner) rely on:
   (descending direction) exactly reverses its order.
 - Numbers compare by value across int / Int64 / float / Decimal128: ``1 == 1.0 == Int64(1) ==
   Decimal128("1")`` encode identically, ``-0.0`` encodes as ``0``, NaN (double or decimal) sorts
-  below every other number, then ``-inf``, finite values, ``+inf``. Doubles are compared as the
-  34-digit decimal mongod converts them to (``Decimal128(double, kRoundTo34Digits)``), so a double
-  and a long compare exactly within the long range.
+  below every other number, then ``-inf``, finite values, ``+inf``. Every number is ordered by
+  its exact value, as mongod's KeyString orders them and its matcher compares them
+  (compareDecimalToDouble is exact): the double 0.1 (0.1000000000000000055511151231257827021...)
+  sorts above ``Decimal128("0.1000000000000000055511151231257827")``, ``2**53 + 1`` above ``2.0**53``.
 - Strings compare as raw UTF-8 bytes (no collation); embedded NULs are escaped.
 - Objects compare element by element: value type, then field name, then value; shorter first.
   Arrays compare element by element the same way (without names).
@@ -22,7 +23,11 @@ Invariants the rest of storage (and the query planner) rely on:
 
 Number layout: tag 0x14, then a class byte (NaN 1, -inf 2, negative 3, zero 4, positive 5, +inf 6);
 finite non-zero values continue with a 2-byte biased decimal exponent and base-100 digit pairs
-(1..100) ending in 0x00; negative values have those bytes inverted.
+(1..100) ending in 0x00; negative values have those bytes inverted. A value of at most 34
+significant digits (every int64 and Decimal128, and the doubles that hold such a value) has its
+digits without trailing zeros; a double whose exact value needs more has its first 34 digits and
+then the pair "00" (byte 1), which no canonical digit string ends with: that sorts just above the
+truncation and below every 34-digit value above it, where the double lies (no other key can).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from bson.timestamp import Timestamp
 
 # Canonical type tags (gaps leave room; only their order matters).
 T_MINKEY = 0x05
+T_UNDEFINED = 0x08  # what mongod keys an empty array as (below null, as BSON undefined sorts)
 T_NULL = 0x0A
 T_NUMBER = 0x14
 T_STRING = 0x1E
@@ -64,13 +70,43 @@ T_CODE = 0x78
 T_CODE_W_SCOPE = 0x82
 T_MAXKEY = 0xF0
 
+# The stored key format: 2 = numbers by exact value (format 1 keyed a double as its 34-digit rounding,
+# equal to a Decimal128 the matcher finds unequal) and the undefined tag (format 1 had none: the server
+# keyed an empty array as null). The catalog records each index's format; older ones are rebuilt.
+KEY_FORMAT = 2
+
+
+class _Undefined:
+    """BSON undefined as an index key value: the key of an empty array (mongod's BtreeKeyGenerator).
+    pymongo decodes undefined as None, so no document value is this; only key extraction makes it."""
+
+    _instance: _Undefined | None = None
+
+    def __new__(cls) -> _Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED: Any = _Undefined()
+
 _END = 0x00  # ends objects, arrays, digit strings; below every type tag
 
 _N_NAN, _N_NEG_INF, _N_NEG, _N_ZERO, _N_POS, _N_POS_INF = 1, 2, 3, 4, 5, 6
 _EXP_BIAS = 0x8000
 
 _INVERT = bytes(255 - i for i in range(256))
-_DEC34 = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_EVEN, Emax=999999, Emin=-999999)
+# BCD byte 16a + b of a digit pair "ab" -> its digit-pair byte 10a + b + 1 (1..100; 0 is _END)
+_BCD_PAIR = bytes((j >> 4) * 10 + (j & 15) + 1 if j >> 4 < 10 and j & 15 < 10 else 0 for j in range(256))
+# A double whose exact value has more than 34 significant digits (no Decimal128 or int64 holds it):
+# its 34 digits truncated, then this non-canonical pair "00" before the end. A canonical value
+# never ends in a "00" pair (trailing zeros are stripped), so the key sorts after every value at or
+# below the truncation and before every value above it, exactly where the double lies.
+_INEXACT = b"\x01"
+_TRUNC34 = decimal.Context(prec=34, rounding=decimal.ROUND_DOWN, Emax=999999, Emin=-999999)
 _EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 _EPOCH_AWARE = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _REGEX_FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.LOCALE, "l"), (re.MULTILINE, "m"), (re.DOTALL, "s"),
@@ -81,19 +117,13 @@ _REGEX_FLAG_LETTERS = ((re.IGNORECASE, "i"), (re.LOCALE, "l"), (re.MULTILINE, "m
 # numbers
 
 
-_DIGIT_PAIRS = {f"{i:02d}": bytes([i + 1]) for i in range(100)}  # two decimal digits -> their key byte
-_END_BYTE = bytes([_END])
-
-
-def _put_digits(out: bytearray, negative: bool, adjusted: int, digits: str) -> None:
+def _put_digits(out: bytearray, negative: bool, adjusted: int, digits: str, tail: bytes = b"") -> None:
     """Finite non-zero number with significant ``digits`` (no trailing zeros), leading digit at
-    10**adjusted."""
+    10**adjusted; ``tail`` (``_INEXACT``) marks a double lying just above those digits."""
     if len(digits) & 1:
         digits += "0"
-    # (each pair's byte from a table: half the time of int() per pair, and an index scan of a $in of
-    # 400,000 numbers encodes 400,000 of them)
-    body = (adjusted + _EXP_BIAS).to_bytes(2, "big") + b"".join(
-        [_DIGIT_PAIRS[digits[i:i + 2]] for i in range(0, len(digits), 2)]) + _END_BYTE
+    # bytes.fromhex reads the digit pairs as BCD bytes (16a + b), which the table maps to 10a + b + 1
+    body = (adjusted + _EXP_BIAS).to_bytes(2, "big") + bytes.fromhex(digits).translate(_BCD_PAIR) + tail + b"\x00"
     if negative:
         out.append(_N_NEG)
         out += body.translate(_INVERT)
@@ -139,7 +169,29 @@ def _put_float(out: bytearray, f: float) -> None:
     elif f.is_integer() and -9.3e18 < f < 9.3e18:
         _put_int(out, int(f))  # exact, and the fast path for integral doubles
     else:
-        _put_decimal(out, _DEC34.create_decimal_from_float(f))
+        # 40 significant digits, correctly rounded: when digits 35..40 are not all zero, rounding
+        # there did not carry into the first 34, so those are the exact value truncated to 34 digits
+        # and the double lies strictly between that decimal and the next 34-digit one
+        text = "%.39e" % (f if f > 0 else -f)
+        mantissa = text[0] + text[2:41]
+        if mantissa[34:] != "000000":
+            out.append(T_NUMBER)
+            _put_digits(out, f < 0, int(text[42:]), mantissa[:34].rstrip("0"), _INEXACT)
+        else:  # exactly 34 digits or fewer, or a carry: decide with the exact value (rare)
+            _put_exact_float(out, f)
+
+
+def _put_exact_float(out: bytearray, f: float) -> None:
+    exact = decimal.Decimal(f)
+    truncated = _TRUNC34.plus(exact)
+    if truncated == exact:
+        _put_decimal(out, exact)
+        return
+    sign, digit_tuple, exponent = truncated.as_tuple()
+    assert isinstance(exponent, int)
+    s = "".join(map(str, digit_tuple))
+    out.append(T_NUMBER)
+    _put_digits(out, bool(sign), exponent + len(s) - 1, s.rstrip("0"), _INEXACT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,6 +303,7 @@ _BY_TYPE: dict[type, _Put] = {
     Regex: lambda out, v: _put_regex(out, v.pattern, v.flags),
     re.Pattern: lambda out, v: _put_regex(out, v.pattern, v.flags & ~re.UNICODE),
     MinKey: lambda out, v: out.append(T_MINKEY),
+    _Undefined: lambda out, v: out.append(T_UNDEFINED),
     MaxKey: lambda out, v: out.append(T_MAXKEY),
     Code: _put_code,
     DBRef: lambda out, v: _put_object(out, v.as_doc()),
@@ -356,8 +409,13 @@ def _decode_number(key: bytes, pos: int) -> tuple[Any, int]:
     adjusted = int.from_bytes(body[:2], "big") - _EXP_BIAS
     digits = "".join(f"{b - 1:02d}" for b in body[2:]).rstrip("0") or "0"
     exponent = adjusted - (len(digits) - 1)
-    dec = decimal.Decimal((1 if negative else 0, tuple(map(int, digits)), exponent))
-    return _number_value(dec), end + 1
+    dec = decimal.Decimal((0, tuple(map(int, digits)), exponent))
+    if body[-1] == _INEXACT[0]:  # the one double between ``dec`` and the next 34-digit decimal
+        f = float(dec)
+        if decimal.Decimal(f) <= dec:
+            f = math.nextafter(f, math.inf)
+        return (-f if negative else f), end + 1
+    return _number_value(dec.copy_negate() if negative else dec), end + 1
 
 
 def _number_value(dec: decimal.Decimal) -> Any:
@@ -365,7 +423,7 @@ def _number_value(dec: decimal.Decimal) -> Any:
         n = int(dec)
         return n if -(1 << 31) <= n < (1 << 31) else Int64(n)
     f = float(dec)
-    if math.isfinite(f) and _DEC34.create_decimal_from_float(f) == dec:
+    if math.isfinite(f) and decimal.Decimal(f) == dec:
         return f
     return Decimal128(dec)
 
@@ -426,6 +484,8 @@ def _decode_payload(tag: int, key: bytes, pos: int) -> tuple[Any, int]:
         return Code(code.decode("utf-8"), scope), pos
     if tag == T_MINKEY:
         return MinKey(), pos
+    if tag == T_UNDEFINED:
+        return None, pos  # (a reply cannot hold undefined: shown as null, as for keyValue)
     if tag == T_MAXKEY:
         return MaxKey(), pos
     raise ValueError(f"not an encoded key: unknown type tag {tag:#x} at offset {pos - 1}")
@@ -454,4 +514,4 @@ def decode_key(key: bytes, directions: Sequence[int]) -> tuple[Any, ...]:
     return tuple(values)
 
 
-__all__ = ["encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket"]
+__all__ = ["KEY_FORMAT", "UNDEFINED", "encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket"]

@@ -26,14 +26,15 @@ from tidemark.storage.keys import (
     T_REGEX,
     T_STRING,
     T_TIMESTAMP,
+    T_UNDEFINED,
 )
 
-_ASCENDING_TAGS = frozenset((T_MINKEY, T_NULL, T_NUMBER, T_STRING, T_OBJECT, T_ARRAY, T_BINARY, T_OBJECTID,
+_ASCENDING_TAGS = frozenset((T_MINKEY, T_UNDEFINED, T_NULL, T_NUMBER, T_STRING, T_OBJECT, T_ARRAY, T_BINARY, T_OBJECTID,
                              T_BOOL, T_DATE, T_TIMESTAMP, T_REGEX, T_CODE, T_CODE_W_SCOPE, T_MAXKEY))
 # Inverted (descending) tags never collide with ascending ones, so the first byte tells the direction.
 _DESCENDING_TAGS = frozenset(255 - t for t in _ASCENDING_TAGS)
 assert not _ASCENDING_TAGS & _DESCENDING_TAGS
-_FIXED_PAYLOAD = {T_MINKEY: 0, T_NULL: 0, T_MAXKEY: 0, T_OBJECTID: 12, T_BOOL: 1, T_DATE: 8, T_TIMESTAMP: 8}
+_FIXED_PAYLOAD = {T_MINKEY: 0, T_UNDEFINED: 0, T_NULL: 0, T_MAXKEY: 0, T_OBJECTID: 12, T_BOOL: 1, T_DATE: 8, T_TIMESTAMP: 8}
 
 
 def _skip_cstring(key: bytes, pos: int) -> int:

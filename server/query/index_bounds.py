@@ -18,7 +18,6 @@ the positional element only, the matcher also sees the missing field of each doc
 from __future__ import annotations
 
 import datetime
-import decimal
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -153,15 +152,13 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
 # bounds of an equality, ``$in`` or range on one of these values is a document the condition matches
 # (a key is a value the document holds on the path, an array's element included, so this also holds
 # for a document that makes the index multikey after the plan was chosen). Everything else is INEXACT
-# and stays in the FETCH filter: null (missing and undefined share its key), regexes (a prefix range
-# and the regex value), arrays and documents as values, MinKey/MaxKey, NaN, Decimal128 and the doubles
-# a 34-digit decimal does not hold exactly (the key of a double is that decimal, so such a key may
-# belong to a value the matcher finds unequal), timestamps, binary data, ``$ne``/``$nin``/``$not``,
+# and stays in the FETCH filter: null (missing shares its key), regexes (a prefix range
+# and the regex value), arrays and documents as values, MinKey/MaxKey, NaN, infinities, Decimal128,
+# timestamps, binary data, ``$ne``/``$nin``/``$not``,
 # ``$elemMatch``, ``$type``, ``$exists``, ``$expr``. Strings are EXACT only where the index holds them
 # as they are (no collation: ``bounds_for_index`` makes new, inexact bounds of collated strings).
 _LOWER_OPS = frozenset({"$gt", "$gte"})
 _UPPER_OPS = frozenset({"$lt", "$lte"})
-_DEC34 = decimal.Context(prec=34)
 
 
 def _exact_bracket(v: Any) -> str | None:
@@ -170,7 +167,7 @@ def _exact_bracket(v: Any) -> str | None:
     if t is int or t is Int64:
         return "number"
     if t is float:
-        return "number" if math.isfinite(v) and decimal.Decimal(v) == _DEC34.create_decimal_from_float(v) else None
+        return "number" if math.isfinite(v) else None  # (keys order numbers by exact value)
     if t is str:
         return "string"
     if t is bool:

@@ -2,8 +2,9 @@
 
 MongoDB's rules (mongod's BtreeKeyGenerator): dotted paths through sub-documents, multikey expansion of
 arrays (one key per element, the key fields stopping at one array expanding it together, element by
-element; a scalar element where the path continues is a null key; an empty array indexes as null —
-mongod's undefined, which storage has no key for), missing fields index as null, sparse indexes leave
+element; a scalar element where the path continues is a null key; an empty array at the end of the
+path indexes as undefined, ``keys.UNDEFINED``, as mongod's: below null, and no null key, so ``{a: null}``
+does not find ``{a: []}``), missing fields index as null, sparse indexes leave
 out keys whose fields are all missing, partial indexes skip documents failing their filter, and two
 fields stopping at different arrays are refused (171 CannotIndexParallelArrays), and so is a numeric component
 that is both a position of an array and a field of one of its documents (16746). Under an index collation a
@@ -29,7 +30,7 @@ from tidemark.query.index_kinds import SpecialKeyer, is_special, key_direction, 
 from tidemark.query.match import compile_filter
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.wildcard import WildcardKeyer, is_wildcard, is_wildcard_field
-from tidemark.storage.keys import encode_key
+from tidemark.storage.keys import UNDEFINED, encode_key
 
 _ABSENT = object()  # a key field the document lacks (indexed as null unless the index is sparse)
 _EMPTY = object()  # the one "element" of an empty array being expanded (a leaf key of undefined)
@@ -182,7 +183,7 @@ class IndexKeyer:
             for i in expanding:
                 if not sub_rest[i]:  # the array is the leaf: the element is the key (empty: undefined)
                     sub_rest[i] = None
-                    sub_fixed[i] = None if element is _EMPTY else element
+                    sub_fixed[i] = UNDEFINED if element is _EMPTY else element
             self._walk(element if type(element) is dict else {}, sub_rest, sub_fixed, not_found, seen, state)
 
     def keys(self, doc: dict) -> list[bytes]:
@@ -196,7 +197,7 @@ class IndexKeyer:
             if k == key:
                 values = v
                 break
-        return dict(zip(self.fields, values, strict=False))
+        return dict(zip(self.fields, map(_shown, values), strict=False))
 
 
 _KEYER_CACHE: dict[tuple, IndexKeyer] = {}
@@ -234,7 +235,13 @@ def key_document(keyer: Any, values: tuple | list) -> dict:
     shown = getattr(keyer, "key_document", None)
     if shown is not None:
         return shown(tuple(values))
-    return dict(zip(keyer.fields, values, strict=False))
+    return dict(zip(keyer.fields, map(_shown, values), strict=False))
+
+
+def _shown(v: Any) -> Any:
+    """A key value as a reply holds it: an empty array's undefined key as null (the codec has no
+    undefined; pymongo reads mongod's undefined as None too)."""
+    return None if v is UNDEFINED else v
 
 
 def keyer_for(spec: dict) -> IndexKeyer:

@@ -36,7 +36,7 @@ from bson.min_key import MinKey
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.value_repr import bson_repr
-from tidemark.storage.keys import T_STRING, encode_key
+from tidemark.storage.keys import T_STRING, UNDEFINED, encode_key
 
 WILDCARD = "$**"
 PATH_FIELD = "$_path"  # explain's name of the path component (mongod's)
@@ -426,6 +426,7 @@ class WildcardKeyer:
         """An entry's key as mongod shows it (returnKey, ``{$meta: "indexKey"}``): the regular fields by
         name and, in the wildcard field's place, ``$_path`` and the path with its value."""
         at = self.index.position
+        values = tuple(None if v is UNDEFINED else v for v in values)  # a regular field's empty array
         shown = dict(zip(self.fields[:at], values[:at], strict=True))
         path, value = values[at], values[at + 1]
         shown[PATH_FIELD] = path

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tidemark.protocol.errors import MongoError
 from tidemark.query import index_bounds, index_keys
 from tidemark.query.hashed import hash64
+from tidemark.storage.keys import UNDEFINED
 
 
 def spec(key, **opts):
@@ -27,8 +28,15 @@ def k(*values):
     return sorted([tuple(v) for v in values], key=repr)
 
 
-# mongod's btree_key_generator_test.cpp cases (undefined keys aside: storage keys them as null)
+# mongod's btree_key_generator_test.cpp cases (UNDEFINED: mongod's undefined, an empty array's key)
 BTREE_CASES = [
+    ({"a": 1, "b": 1}, {"a": 1, "b": []}, [(1, UNDEFINED)]),  # GetKeysFromMultiEmptyArray
+    ({"a": 1, "a.b": 1}, {"a": []}, [(UNDEFINED, None)]),  # GetKeysFromUnevenNestedEmptyArray
+    ({"a": 1, "a.b": 1}, {"a": [{"b": []}]}, [({"b": []}, UNDEFINED)]),
+    ({"a.b": 1, "a": 1}, {"a": []}, [(None, UNDEFINED)]),  # GetKeysFromReverseUnevenNestedEmptyArray
+    ({"a.b": 1}, {"a": []}, [(None,)]),  # GetKeysFromNestedEmptyArray
+    ({"a.0.0": 1}, {"a": [[[]]]}, [(UNDEFINED,)]),  # GetKeysFromDoubleIndexedArrayIndex
+    ({"a.0.b": 1}, {"a": [[{"b": []}]]}, [(UNDEFINED,)]),  # GetKeysFromObjectWithinArray
     ({"a.b.c": 1}, {"a": [1, 2, {"b": {"c": [3, 4]}}]}, [(None,), (3,), (4,)]),  # MultipleArraysNotParallel
     ({"a.b.c": 1, "a.b.d": 1}, {"a": [1, 2, {"b": {"c": [3, 4], "d": 5}}]},
      [(None, None), (3, 5), (4, 5)]),  # MultipleArraysNotParallelCompound
@@ -65,7 +73,7 @@ SPARSE_CASES = [
     ({"a.b": 1}, {"a": 1}, []), ({"a.b": 1}, {"a": []}, []), ({"a.b": 1}, {"a": [{"c": 1}]}, []),
     ({"z": 1, "a.b": 1}, {"a": [{"c": 1}]}, []),  # GetKeysFromSparseEmptyArraySecond
     ({"a.b": 1}, {"a": [1]}, []), ({"a.b": 1}, {"a": [1, {"b": 1}]}, [(1,)]),  # SparseNonObjectMissingNestedField
-    ({"a.b": 1, "a": 1}, {"a": []}, [(None, None)]),  # SparseReverseUnevenNestedEmptyArray (undefined as null)
+    ({"a.b": 1, "a": 1}, {"a": []}, [(None, UNDEFINED)]),  # SparseReverseUnevenNestedEmptyArray
 ]
 
 

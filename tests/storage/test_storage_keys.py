@@ -17,11 +17,20 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
-from tidemark.storage.keys import T_STRING, decode_key, encode_key, encode_value, prefix_end, type_bracket
+from tidemark.storage.keys import (
+    T_STRING,
+    UNDEFINED,
+    decode_key,
+    encode_key,
+    encode_value,
+    prefix_end,
+    type_bracket,
+)
 
 # Strictly increasing in MongoDB order; each inner list holds values MongoDB considers equal.
 REFERENCE = [
     [MinKey()],
+    [UNDEFINED],  # an empty array's key (mongod's undefined)
     [None],
     [math.nan, Decimal128("NaN"), Decimal128("-NaN")],
     [-math.inf, Decimal128("-Infinity")],
@@ -42,7 +51,9 @@ REFERENCE = [
     [Decimal128("1E-6000")],
     [5e-324],
     [Decimal128("0.1")],
-    [0.1],
+    [Decimal128("0.1000000000000000055511151231257827")],  # 0.1's exact value truncated to 34 digits
+    [0.1],  # 0.1000000000000000055511151231257827021181583404541015625
+    [Decimal128("0.1000000000000000055511151231257828")],
     [0.5, Decimal128("0.5")],
     [1, 1.0, Int64(1), Decimal128("1"), Decimal128("1.000")],
     [1.0000000000000002],
