@@ -35,6 +35,7 @@ from tidemark.connection import Connection
 from tidemark.context import ServerOptions, ServerState, WorkerPool
 from tidemark.core import capped
 from tidemark.core.collection import BUCKETS_PREFIX, system_js_globals
+from tidemark.core.key_format import upgrade_stored_keys
 from tidemark.cursors import CursorRegistry
 from tidemark.dispatch import Dispatcher
 from tidemark.params import ServerParams
@@ -233,6 +234,11 @@ class App:
         javascript.set_stored_loader(functools.partial(system_js_globals, engine))
         spill.configure(os.path.join(options.dbpath, "_tmp"))  # $sort with allowDiskUse
         _drop_temporary_collections(engine)
+        try:  # indexes of an older key format: rebuilt before anything reads them (core/key_format.py)
+            upgrade_stored_keys(engine)
+        except StorageError as exc:
+            engine.close()
+            raise StartupError(f"{exc.code_name}: {exc.message}", EXIT_DBPATH) from None
         state = ServerState(
             options=options,
             params=params,

@@ -2,8 +2,11 @@
 
 Schema: the ``_catalog`` sub-database maps ``ns`` (UTF-8) to one BSON document
 
-    {ns, uuid: UUID, options: {...}, clustered: bool, ident: "c<N>",
-     indexes: [{spec: {v, key, name, ...}, ident: "x<N>"}, ...]}
+    {ns, uuid: UUID, options: {...}, clustered: bool, ident: "c<N>", kf: int,
+     indexes: [{spec: {v, key, name, ...}, ident: "x<N>", kf: int}, ...]}
+
+``kf``: the ``keys.KEY_FORMAT`` the stored keys were encoded with — an index's entries, and (``kf`` of
+the collection) a clustered collection's record ids. Absent: 1 (written before formats were recorded).
 
 Invariants:
 - A database exists exactly when it holds at least one collection (as in mongod).
@@ -82,6 +85,9 @@ class CollectionInfo:
     indexes: tuple[dict[str, Any], ...]  # index spec dicts in creation order, "_id_" first unless clustered
     ident: str
     index_idents: dict[str, str] = field(default_factory=dict, repr=False)  # index name -> ident
+    # index name -> the key format of its entries; key_format: of a clustered collection's record ids
+    index_formats: dict[str, int] = field(default_factory=dict, repr=False)
+    key_format: int = 1
     raw: bytes = field(default=b"", repr=False, compare=False)
 
     # Holds dicts: unhashable, spelled as the data model says. mypy reads it as an incompatible
@@ -141,6 +147,8 @@ def _decode_entry(raw: bytes) -> CollectionInfo:
         indexes=tuple(entry["spec"] for entry in indexes),
         ident=doc["ident"],
         index_idents={entry["spec"]["name"]: entry["ident"] for entry in indexes},
+        index_formats={entry["spec"]["name"]: entry.get("kf", 1) for entry in indexes},
+        key_format=doc.get("kf", 1),
         raw=raw,
     )
 
@@ -153,5 +161,7 @@ def entry_fields(info: CollectionInfo) -> dict[str, Any]:
         "options": info.options,
         "clustered": info.clustered,
         "ident": info.ident,
-        "indexes": [{"spec": spec, "ident": info.index_idents[spec["name"]]} for spec in info.indexes],
+        "kf": info.key_format,
+        "indexes": [{"spec": spec, "ident": info.index_idents[spec["name"]], "kf": info.index_formats[spec["name"]]}
+                    for spec in info.indexes],
     }

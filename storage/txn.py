@@ -40,6 +40,7 @@ from tidemark.storage.errors import (
     StorageError,
     TooManyCollections,
 )
+from tidemark.storage.keys import KEY_FORMAT, T_CODE_W_SCOPE, T_NUMBER, T_OBJECT, type_bracket
 from tidemark.storage.lmdb_types import Handle, Txn
 from tidemark.storage.longkeys import LongKeys, drop_ident
 from tidemark.storage.readview import ReadView, size_key
@@ -236,10 +237,10 @@ class WriteTxn(ReadView):
                 index_ident = self._new_ident("x")
                 self._create_db(index_db_name(index_ident))
                 index_entries.append({"spec": {"v": 2, "key": {"_id": 1}, "name": ID_INDEX_NAME},
-                                      "ident": index_ident})
+                                      "ident": index_ident, "kf": KEY_FORMAT})
             return self._put_entry({"ns": ns, "uuid": uuid or uuid_module.uuid4(),
                                     "options": dict(options or {}), "clustered": clustered,
-                                    "ident": ident, "indexes": index_entries})
+                                    "ident": ident, "kf": KEY_FORMAT, "indexes": index_entries})
 
     @_guard
     def drop_collection(self, ns: str) -> None:
@@ -431,7 +432,7 @@ class WriteTxn(ReadView):
             unique = bool(spec.get("unique")) or (name == ID_INDEX_NAME and not info.clustered)
             handle = self._create_db(index_db_name(index_ident), dupsort=not unique)
             fields = catalog.entry_fields(info)
-            fields["indexes"].append({"spec": dict(spec), "ident": index_ident})
+            fields["indexes"].append({"spec": dict(spec), "ident": index_ident, "kf": KEY_FORMAT})
             new_info = self._put_entry(fields)
             self._engine.faults.check("index")
             indexes.bulk_add(self._txn, handle, self._long(index_ident), info.ns, name, entries,
@@ -478,6 +479,57 @@ class WriteTxn(ReadView):
             self._bury(index_db_name(old_ident))
             drop_ident(self._txn, self._engine._longkeys_db, old_ident)
         return new_info
+
+    @_guard
+    def rebuild_index(self, info: CollectionInfo, name: str, entries: Iterable[tuple[bytes, bytes]],
+                      spec_changes: dict[str, Any] | None = None, *, key_format: int = KEY_FORMAT) -> CollectionInfo:
+        """Replace every entry of index ``name`` by ``entries`` (key, rid), encoded in ``key_format``
+        (the current ``KEY_FORMAT``; tests write older ones), which the index is stamped with
+        (``spec_changes`` merged into its spec too, as ``set_index_options``): the upgrade of an index
+        whose keys an older format encoded. Atomic: a crash before the commit leaves the old entries
+        and the old format, to be rebuilt again."""
+        info = self._current(info)
+        if name not in info.index_idents:
+            raise IndexNotFound(info.ns, name)
+        ident = info.index_idents[name]
+        with self._atomic():
+            handle = self._index(info, name)
+            self._txn.drop(handle, delete=False)
+            drop_ident(self._txn, self._engine._longkeys_db, ident)
+            fields = catalog.entry_fields(info)
+            for entry in fields["indexes"]:
+                if entry["spec"]["name"] == name:
+                    entry["kf"] = key_format
+                    if spec_changes:
+                        entry["spec"] = {**entry["spec"], **spec_changes}
+            new_info = self._put_entry(fields)
+            indexes.bulk_add(self._txn, handle, self._long(ident), info.ns, name, entries, new_info.is_unique(name))
+        return new_info
+
+    @_guard
+    def rekey_records(self, info: CollectionInfo, *, key_format: int = KEY_FORMAT) -> tuple[CollectionInfo, int]:
+        """Stamp the collection's record ids with the current ``KEY_FORMAT``; a clustered collection's
+        records whose ``_id`` the current format encodes otherwise (a double no 34-digit decimal holds,
+        alone or inside a document) first move to their new record id. Returns (info, records moved):
+        when any moved, every index still names the old ids and must be rebuilt in this transaction.
+        An older ``key_format`` only stamps it (tests make a collection of an older format)."""
+        info = self._current(info)
+        moves: list[tuple[bytes, bytes, bytes]] = []
+        if info.clustered and key_format == KEY_FORMAT:
+            for tag in (T_NUMBER, T_OBJECT, T_CODE_W_SCOPE):  # (no other _id holds a number)
+                lo, hi = type_bracket(tag)
+                for rid, bson in self.scan(info, lo=lo, hi=hi, hi_inclusive=False):
+                    new_rid = records.clustered_rid_of(bson)
+                    if new_rid != rid:
+                        moves.append((bytes(rid), new_rid, bytes(bson)))
+        with self._atomic():
+            for rid, _new_rid, _bson in moves:
+                self.delete(info, rid, {})
+            for _rid, new_rid, bson in moves:
+                self.insert(info, bson, {}, rid=new_rid)
+            fields = catalog.entry_fields(self._current(info))
+            fields["kf"] = key_format
+            return self._put_entry(fields), len(moves)
 
     @_guard
     def set_index_options(self, info: CollectionInfo, name: str,
