@@ -86,6 +86,51 @@ def _component_end(key: bytes, pos: int) -> int:
     raise ValueError(f"not an encoded key: unknown type tag {tag:#x} at offset {pos}")
 
 
+class _Differs(Exception):
+    pass
+
+
+def _check_payload(tag: int, key: bytes, pos: int) -> int:
+    """``_skip_payload`` that raises _Differs at a null or a non-zero finite number, at any depth."""
+    if tag == T_NULL:
+        raise _Differs
+    if tag == T_NUMBER:
+        if key[pos] in (_N_NEG, _N_POS):
+            raise _Differs
+        return pos + 1
+    if tag == T_OBJECT:
+        while key[pos] != _END:
+            pos = _check_payload(key[pos], key, _skip_cstring(key, pos + 1))
+        return pos + 1
+    if tag == T_ARRAY:
+        while key[pos] != _END:
+            pos = _check_payload(key[pos], key, pos + 1)
+        return pos + 1
+    if tag == T_CODE_W_SCOPE:
+        return _check_payload(T_OBJECT, key, _skip_cstring(key, pos) + 1)
+    return _skip_payload(tag, key, pos)
+
+
+def reads_the_same_as_format_1(key: bytes, components: int) -> bool:
+    """Whether an index key stored by key format 1 is also the current format's key of the same values:
+    it holds no null (format 1 keyed an empty array as null) and no non-zero finite number (format 1
+    keyed a double as its 34-digit rounding), at any depth of its first ``components`` values. Other
+    values were encoded alike; trailing bytes (a record id) are not read. Conservative: False may be
+    said of a key that reads the same (an integer)."""
+    pos = 0
+    try:
+        for _ in range(components):
+            tag = key[pos]
+            if tag in _ASCENDING_TAGS:
+                pos = _check_payload(tag, key, pos + 1)
+            else:
+                rest = key[pos:].translate(_INVERT)
+                pos += _check_payload(255 - tag, rest, 1)
+    except (_Differs, ValueError, IndexError):
+        return False
+    return True
+
+
 def first_component_length(key: bytes) -> int | None:
     """Bytes of the first encoded component of ``key`` (ascending or descending), or None if
     ``key`` does not start with a complete encoded value."""

@@ -507,6 +507,19 @@ class WriteTxn(ReadView):
         return new_info
 
     @_guard
+    def set_index_key_format(self, info: CollectionInfo, name: str, key_format: int = KEY_FORMAT) -> CollectionInfo:
+        """Stamp index ``name`` with ``key_format`` and keep its entries: the upgrade of an index whose
+        stored keys read the same in the current format (``keyspan.reads_the_same_as_format_1``)."""
+        info = self._current(info)
+        if name not in info.index_idents:
+            raise IndexNotFound(info.ns, name)
+        fields = catalog.entry_fields(info)
+        for entry in fields["indexes"]:
+            if entry["spec"]["name"] == name:
+                entry["kf"] = key_format
+        return self._put_entry(fields)
+
+    @_guard
     def rekey_records(self, info: CollectionInfo, *, key_format: int = KEY_FORMAT) -> tuple[CollectionInfo, int]:
         """Stamp the collection's record ids with the current ``KEY_FORMAT``; a clustered collection's
         records whose ``_id`` the current format encodes otherwise (a double no 34-digit decimal holds,

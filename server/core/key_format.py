@@ -4,7 +4,9 @@ Format 1 (before the catalog recorded formats) keyed a double as its 34-digit de
 a Decimal128 the matcher finds unequal) and an empty array as null; format 2 orders every number by its
 exact value and keys an empty array as undefined. An index of an older format would answer differently
 from the collection scan, so every one is rebuilt from its collection's documents before the server
-listens (the time-series journal is replayed after it, with keys of the current format).
+listens (the time-series journal is replayed after it, with keys of the current format) — unless none
+of its stored keys holds a null or a non-zero number, whose bytes the formats share: then it is only
+stamped with the current format (``keyspan.reads_the_same_as_format_1``).
 
 Crash safety: each index is rebuilt and stamped with the current format in one write transaction (a
 clustered collection whose record ids change: all of it in one), so a kill at any point leaves each
@@ -20,6 +22,7 @@ from tidemark import log
 from tidemark.core.collection import build_index_entries
 from tidemark.query.index_keys import MULTIKEY_FLAG
 from tidemark.storage.keys import KEY_FORMAT
+from tidemark.storage.keyspan import reads_the_same_as_format_1
 
 
 def _stale(info: Any) -> bool:
@@ -28,8 +31,9 @@ def _stale(info: Any) -> bool:
 
 
 def upgrade_stored_keys(engine: Any) -> int:
-    """Rebuild every index (and re-key every clustered collection) of an older key format; returns
-    the number of indexes rebuilt. Runs before the server accepts connections."""
+    """Rebuild every index (and re-key every clustered collection) of an older key format, or only
+    stamp it when its stored keys already read the same in the current format; returns the number of
+    indexes rebuilt. Runs before the server accepts connections."""
     with engine.read() as r:
         namespaces = [info.ns for db in r.list_databases() for info in r.list_collections(db) if _stale(info)]
     rebuilt = 0
@@ -61,16 +65,25 @@ def _upgrade_collection(engine: Any, ns: str) -> int:
         info = r.get_collection(ns)
         stale = [spec["name"] for spec in info.indexes
                  if info.index_formats[spec["name"]] < KEY_FORMAT and spec["name"] not in done]
-    for name in stale:  # one transaction per index, as an index build
-        engine.write_sync(lambda w, name=name: _rebuild(w, w.get_collection(ns), name))
-    for name in done + stale:
+    rebuilt = list(done)
+    for name in stale:
+        directions = info.index_directions(name)
+        if all(reads_the_same_as_format_1(key, len(directions)) for key, _rid in engine.index_scan_stream(ns, name)):
+            # no null, no number: the stored keys are already the current format's (a time-series
+            # index on a meta of strings and the time, e.g.): no need to read every document
+            engine.write_sync(lambda w, name=name: w.set_index_key_format(w.get_collection(ns), name))
+            log.info("INDEX", 7960004, "Index of an older key format holds the same keys in the current one",
+                     ctx="initandlisten", namespace=ns, index=name, keyFormat=KEY_FORMAT)
+            continue
+        engine.write_sync(lambda w, name=name: _rebuild(w, w.get_collection(ns), name))  # one transaction each
+        rebuilt.append(name)
+    for name in rebuilt:
         log.info("INDEX", 7960002, "Rebuilt index of an older key format", ctx="initandlisten",
                  namespace=ns, index=name, keyFormat=KEY_FORMAT)
-    if done or stale:
+    if stale or done:
         log.info("INDEX", 7960003, "Upgraded the stored keys of a collection", ctx="initandlisten",
-                 namespace=ns, indexes=len(done) + len(stale),
-                 durationMillis=int((time.monotonic() - started) * 1000))
-    return len(done) + len(stale)
+                 namespace=ns, rebuilt=len(rebuilt), durationMillis=int((time.monotonic() - started) * 1000))
+    return len(rebuilt)
 
 
 def _rebuild(w: Any, info: Any, name: str) -> Any:

@@ -1,6 +1,7 @@
 """A data directory whose indexes hold keys of format 1 (before ``keys.KEY_FORMAT`` 2: a double keyed as its
 34-digit rounding, an empty array as null) opens with the current server, which rebuilds every such index
-before it listens (``core/key_format.py``), logs it, and then answers through the indexes exactly as the
+before it listens (``core/key_format.py``) — or only stamps it when no stored key holds a null or a
+number —, logs it, and then answers through the indexes exactly as the
 collection scan does: a regular collection, a clustered one keyed by a double ``_id``, and a time-series
 collection's bucket indexes (meta and control.min/max keys). A start-up that fails or is killed during the
 rebuild leaves a dbpath that opens and rebuilds again.
@@ -30,6 +31,7 @@ T0 = dt.datetime(2024, 5, 1)
 DEC = Decimal128("0.1000000000000000055511151231257827")  # 0.1's exact value truncated to 34 digits
 _DEC34 = decimal.Context(prec=34)
 REBUILT = "Rebuilt index of an older key format"
+SAME = "Index of an older key format holds the same keys in the current one"
 
 
 def _format1(v):
@@ -87,6 +89,8 @@ def _load(client) -> None:
                        for i in range(24)])
     db.ts.create_index("m")
     db.ts.create_index("v")
+    db.create_collection("tss", timeseries={"timeField": "t", "metaField": "m"})  # meta strings, no number
+    db.tss.insert_many([{"t": T0 + dt.timedelta(minutes=i), "m": f"h{i % 3}", "v": 0.1} for i in range(12)])
 
 
 QUERIES = [
@@ -96,6 +100,7 @@ QUERIES = [
     ("k", {"_id": 0.1}, None), ("k", {"_id": {"$gt": DEC}}, None), ("k", {"b": {"$gte": 1}}, "b_1"),
     ("ts", {"m": {"$gt": DEC}}, "m_1"), ("ts", {"m": DEC}, "m_1"), ("ts", {"m": None}, "m_1"),
     ("ts", {"v": {"$gt": DEC}}, "v_1"), ("ts", {"v": {"$lte": DEC}}, "v_1"),
+    ("tss", {"m": "h1"}, "m_1_t_1"), ("tss", {"m": {"$gte": "h1"}, "t": {"$gt": T0}}, "m_1_t_1"),
 ]
 
 
@@ -124,10 +129,13 @@ def test_a_format_1_dbpath_is_rebuilt_at_start_up_and_answers_like_the_collectio
     log = proc.log_text()
     rebuilt = {(entry["attr"]["namespace"], entry["attr"]["index"])
                for entry in map(json.loads, log.splitlines()) if entry["msg"] == REBUILT}
-    # every index of the database; k's records moved first, the buckets' indexes include the default one
-    assert rebuilt == {("up.c", "_id_"), ("up.c", "a_1"), ("up.k", "b_1"), ("up.system.views", "_id_"),
-                       ("up.system.buckets.ts", "m_1_t_1"), ("up.system.buckets.ts", "m_1"),
-                       ("up.system.buckets.ts", "v_1")}, log[-3000:]
+    stamped = {(entry["attr"]["namespace"], entry["attr"]["index"])
+               for entry in map(json.loads, log.splitlines()) if entry["msg"] == SAME}
+    # every index holding a null or a number; k's records moved first; the buckets' default index too
+    assert rebuilt == {("up.c", "_id_"), ("up.c", "a_1"), ("up.k", "b_1"), ("up.system.buckets.ts", "m_1_t_1"),
+                       ("up.system.buckets.ts", "m_1"), ("up.system.buckets.ts", "v_1")}, log[-3000:]
+    # string keys (and dates) were stored alike: only stamped, no document read
+    assert stamped == {("up.system.views", "_id_"), ("up.system.buckets.tss", "m_1_t_1")}, log[-3000:]
     assert '"Moved records to the record ids of the current key format"' in log
     with proc.client() as client:
         _check_answers(client)
@@ -135,7 +143,7 @@ def test_a_format_1_dbpath_is_rebuilt_at_start_up_and_answers_like_the_collectio
 
     before = len(proc.log_text())
     proc.start()  # every format was stamped: nothing to rebuild the next time
-    assert REBUILT not in proc.log_text()[before:]
+    assert REBUILT not in proc.log_text()[before:] and SAME not in proc.log_text()[before:]
     with proc.client() as client:
         _check_answers(client)
 

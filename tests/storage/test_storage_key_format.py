@@ -2,6 +2,7 @@
 ``rebuild_index`` and ``rekey_records`` bring older ones to ``keys.KEY_FORMAT`` atomically."""
 
 import decimal
+import math
 
 import bson
 import pytest
@@ -75,3 +76,18 @@ def test_rekey_records_moves_clustered_records_whose_id_the_format_keys_otherwis
         for doc in docs:
             assert bson.decode(r.get(info, clustered_rid(doc["_id"])))["v"] == doc["v"]
         assert r.count(info) == 4 and r.data_size(info) == sum(len(bson.encode(d)) for d in docs)
+
+
+def test_only_keys_without_null_or_numbers_read_the_same_in_format_1():
+    from bson.objectid import ObjectId
+
+    from tidemark.storage.keyspan import reads_the_same_as_format_1
+
+    same = [["a", ObjectId()], [{"host": "h", "tags": ["x", True]}, "b"], [math.nan, -math.inf], [0, 0.0]]
+    differs = [[None], ["a", 0.1], [{"m": {"x": [1]}}], [["a", None]], [5]]
+    for values in same:
+        for directions in ([1] * len(values), [-1] * len(values)):
+            assert reads_the_same_as_format_1(encode_key(values, directions) + b"rid", len(values)), values
+    for values in differs:
+        for directions in ([1] * len(values), [-1] * len(values)):
+            assert not reads_the_same_as_format_1(encode_key(values, directions), len(values)), values
