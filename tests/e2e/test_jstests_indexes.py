@@ -52,11 +52,6 @@ CANNOT_INDEX_PARALLEL_ARRAYS = 171
 NATURAL = {"$natural": 1}
 INF = float("inf")
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-EMPTY_ARRAY_KEY_IS_NULL = (
-    "an empty array is indexed as null (storage/keys.py has no key for BSON undefined), so a sort through "
-    "an index ties {b: []} with null and missing; mongod keys it as undefined, below null "
-    "(server/query/index_keys.py _walk's _EMPTY key needs an undefined encoding in storage/keys.py)")
 
 def ids(docs) -> list:
     return sorted((d["_id"] for d in docs), key=repr)
@@ -181,7 +176,7 @@ def test_index_scans_return_what_a_collection_scan_returns(db, docs, specs, filt
         made.append(spec)
     for flt in filters:
         expected = same_everywhere(coll, flt, made)
-        if sort and not any(_holds_empty_array(d) for d in docs):  # (EMPTY_ARRAY_KEY_IS_NULL: apart below)
+        if sort:
             scan = [d["_id"] for d in coll.find(flt).sort(list(sort.items())).hint(NATURAL)]
             assert sorted(scan, key=repr) == ids(expected)
             for hint in (None, *made):
@@ -190,12 +185,6 @@ def test_index_scans_return_what_a_collection_scan_returns(db, docs, specs, filt
                 # ties may come in any order: compare the tie classes, in sequence
                 classes = _tie_classes(coll, flt, sort)
                 assert [classes[i] for i in (d["_id"] for d in got)] == [classes[i] for i in scan], (flt, sort, hint)
-
-
-def _holds_empty_array(value) -> bool:
-    if isinstance(value, dict):
-        return any(_holds_empty_array(v) for v in value.values())
-    return isinstance(value, list) and (not value or any(_holds_empty_array(v) for v in value))
 
 
 def _tie_classes(coll, flt: dict, sort: dict) -> dict:
@@ -218,7 +207,6 @@ def _tie_classes(coll, flt: dict, sort: dict) -> dict:
     return classes
 
 
-@pytest.mark.xfail(strict=True, reason=EMPTY_ARRAY_KEY_IS_NULL)
 def test_sort_with_an_empty_array_through_an_index(db):
     """An empty array's key is undefined, below null and missing: a sort through an index on the field
     puts ``{b: []}`` first, as the collection scan's sort does."""
