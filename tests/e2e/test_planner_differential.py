@@ -47,10 +47,9 @@ _SCALARS = [
     "a", "A", "b", "ab", "Ab", "", "é",
     datetime.datetime(2020, 1, 1), datetime.datetime(1960, 1, 1), ObjectId("000000000000000000000001"),
     Regex("^a"), Regex("a", "i"), MinKey(), MaxKey(), None, True, False,
-    # numbers near each other across types (a double's key is its 34-digit decimal: 0.1's is
-    # Decimal128("0.1000000000000000055511151231257827")'s, left out here: a range bounded by one of them
-    # skips the other, a known difference of its own; test_bounds_tightness covers their equalities)
-    0.1, Decimal128("0.1"), 2**53 + 1, float(2**53), Int64(2**53), 0.5,
+    # numbers near each other across types (0.1 and the 34-digit decimal just below its exact value)
+    0.1, Decimal128("0.1"), Decimal128("0.1000000000000000055511151231257827"), 2**53 + 1, float(2**53),
+    Int64(2**53), 0.5,
 ]
 _COMMON = [0, 1, 1.0, "a", "A", None, True]  # (most values come from these, so that predicates meet documents)
 _SCALAR = st.one_of(st.sampled_from(_COMMON), st.sampled_from(_COMMON), st.sampled_from(_SCALARS))
