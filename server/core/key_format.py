@@ -61,6 +61,8 @@ def _upgrade_collection(engine: Any, ns: str) -> int:
     if moved:
         log.info("STORAGE", 7960001, "Moved records to the record ids of the current key format",
                  ctx="initandlisten", namespace=ns, records=moved, keyFormat=KEY_FORMAT)
+    for name in done:
+        _log_rebuilt(ns, name)
     with engine.read() as r:
         info = r.get_collection(ns)
         stale = [spec["name"] for spec in info.indexes
@@ -77,13 +79,16 @@ def _upgrade_collection(engine: Any, ns: str) -> int:
             continue
         engine.write_sync(lambda w, name=name: _rebuild(w, w.get_collection(ns), name))  # one transaction each
         rebuilt.append(name)
-    for name in rebuilt:
-        log.info("INDEX", 7960002, "Rebuilt index of an older key format", ctx="initandlisten",
-                 namespace=ns, index=name, keyFormat=KEY_FORMAT)
+        _log_rebuilt(ns, name)
     if stale or done:
         log.info("INDEX", 7960003, "Upgraded the stored keys of a collection", ctx="initandlisten",
                  namespace=ns, rebuilt=len(rebuilt), durationMillis=int((time.monotonic() - started) * 1000))
     return len(rebuilt)
+
+
+def _log_rebuilt(ns: str, name: str) -> None:
+    log.info("INDEX", 7960002, "Rebuilt index of an older key format", ctx="initandlisten",
+             namespace=ns, index=name, keyFormat=KEY_FORMAT)
 
 
 def _rebuild(w: Any, info: Any, name: str) -> Any:

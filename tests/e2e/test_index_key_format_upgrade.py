@@ -14,7 +14,6 @@ import datetime as dt
 import decimal
 import json
 import subprocess
-import time
 
 import pytest
 from bson.decimal128 import Decimal128
@@ -158,16 +157,27 @@ def test_a_start_up_that_fails_or_is_killed_during_the_rebuild_opens_and_rebuild
 
     argv = [PYTHON, "-m", "tidemark", "--port", str(proc.port), "--dbpath", proc.dbpath,
             "--setParameter", "enableTestCommands=1"]
-    # the third commit of the rebuild is refused (as by a failing disk): start-up stops, exit 100
+    # the first commit of the upgrade is refused (as by a failing disk): start-up stops, exit 100
     failed = subprocess.run([*argv, "--setParameter", "failStorageCommitsForTest=1:EIO"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert failed.returncode == 100, failed.stdout + failed.stderr
     assert "Traceback" not in failed.stdout + failed.stderr
-    for delay in (0.6, 0.9, 1.2, 1.5):  # SIGKILL somewhere in start-up (before, during or after the rebuild)
-        killed = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        killed.kill()
-        killed.wait(timeout=30)
+    # SIGKILL as soon as the first index is logged rebuilt (each is logged once its transaction committed):
+    # the others are still of format 1, or being rebuilt
+    killed = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in killed.stdout:
+        if REBUILT in line:
+            killed.kill()
+            break
+    killed.wait(timeout=30)
+    killed.stdout.close()
+    with_kill = open_engine(proc.dbpath)  # (not asserted: the kill may come after a later commit)
+    try:
+        with with_kill.read() as r:
+            formats = [f for info in r.list_collections("up") for f in info.index_formats.values()]
+    finally:
+        with_kill.close()
+    print("index formats after the kill:", formats)
 
     proc.start()
     with proc.client() as client:
