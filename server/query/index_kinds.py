@@ -33,7 +33,7 @@ from tidemark.query.text_index import text_terms
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, MISSING
 from tidemark.query.wildcard import check_key_pattern as check_wildcard_key
-from tidemark.storage.keys import encode_key
+from tidemark.storage.keys import UNDEFINED, encode_key
 
 KINDS = ("2dsphere", "2d", "hashed", "text")
 UNSUPPORTED_INDEX_TYPES = ("columnstore",)  # known to mongod 7.0, not built by Tidemark: 115
@@ -168,7 +168,7 @@ def _btree_values(doc: dict, path: str) -> tuple[list, bool]:
     for v in vals:
         if isinstance(v, list):
             was_array = True
-            out.extend(v if v else [None])
+            out.extend(v if v else [UNDEFINED])  # (an empty array's key, as the btree keyer's)
         else:
             out.append(v)
     return out, was_array

@@ -178,3 +178,10 @@ def test_2dsphere_version_1_holds_simple_geometries_only():
     assert info.value.message.endswith("given geometry can't be indexed in the old index format")
     assert index_keys.keyer_for(spec({"geo": "2dsphere"})).entries(
         {"geo": {"type": "MultiPoint", "coordinates": [[40, 5], [41, 6]]}})
+
+
+def test_an_empty_array_in_a_btree_field_of_a_special_index_keys_as_undefined():
+    # mongod keys the non-geo fields of a 2dsphere / 2d / text index with the btree key generator
+    keyer = index_keys.keyer_for(spec({"loc": "2dsphere", "b": 1}))
+    entries = keyer.entries({"loc": {"type": "Point", "coordinates": [1, 2]}, "b": []})
+    assert entries and all(values[-1] is UNDEFINED for _, values in entries)
