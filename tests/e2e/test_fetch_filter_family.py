@@ -145,7 +145,7 @@ def _count_plan(db, flt, **options) -> dict:
     ([("a", 1)], {}, False, {"a": None}, False),  # (null's bounds hold missing and undefined: inexact)
     ([("a", 1)], {}, False, {"a": {"$exists": True}}, False),
     ([("a", 1)], {}, False, {"a": 5, "b": 1}, False),  # (b is no key field: a FETCH filter)
-    ([("a", 1)], {}, False, {"a": 0.1}, False),  # (0.1's key is a 34-digit decimal's)
+    ([("a", 1)], {}, False, {"a": 0.1}, True),  # (a double's key is its exact value: EXACT)
     ([("a", 1)], {}, True, {"a": 5}, True),  # multikey: EXACT, each document counted once
     ([("a", 1)], {}, True, {"a": {"$gte": 5}}, True),
     ([("a", 1)], {}, True, {"a": {"$gt": 2, "$lt": 8}}, False),  # (a range keeps one side)
