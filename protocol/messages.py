@@ -363,9 +363,26 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         end -= 4
         if end < HEADER_SIZE + 5:
             raise ParseError(51252, "Invalid message size for an OpMsg containing a checksum", request_id=rid)
+    sequences: list[tuple[str, RawDocuments]] = []
+    try:
+        return _parse_sections(message, rid, flags, end, sequences)
+    except ParseError:
+        # mongod reads each sequence document as BSON it validates (Validated<BSONObj>) while it reads
+        # the sections: an invalid document of a sequence read before the failure is the error met first
+        # (e.g. 22, not a duplicate field 40433 or a checksum mismatch 288). Only a failing request pays.
+        for _, docs in sequences:
+            _sequence_documents(docs, rid)
+        raise
+
+
+def _parse_sections(
+    message: bytes, rid: int, flags: int, end: int, sequences: list[tuple[str, RawDocuments]]
+) -> OpMsg:
+    """The sections of an OP_MSG whose flags are valid (``end``: where the checksum, if any, begins);
+    ``sequences`` receives each document sequence as it is read."""
     view = memoryview(message)
     body: dict[str, Any] | None = None
-    sequences: list[tuple[str, RawDocuments]] = []
+    body_start = body_size = 0
     pos = HEADER_SIZE + 4
     while pos < end:
         kind = message[pos]
@@ -414,36 +431,47 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
     if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
         _check_depth(body if repeated is None else _every_value(repeated), rid)
     if not sequences:
-        if flags & CHECKSUM_PRESENT:
-            _check_checksum(message, end)
+        if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
+            raise _checksum_mismatch()
         return OpMsg(rid, flags, body, (), None, repeated)
     for identifier, _ in sequences:
         if _in_body(body, identifier):
             raise ParseError(
                 40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
             )
-    if flags & CHECKSUM_PRESENT:
-        _check_checksum(message, end)
     lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
     for identifier, docs in sequences:
         if lazy and identifier == "documents":
             body[identifier] = docs
             continue
-        try:
-            body[identifier] = docs.decode()
-        except ParseError as exc:
-            exc.request_id = rid
-            raise
-        for doc in body[identifier]:
-            _check_depth(doc, rid)
+        body[identifier] = _sequence_documents(docs, rid)
+    if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
+        raise _checksum_mismatch()  # (after the insert's documents are validated: parse_op_msg)
     return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]), None, repeated)
 
 
-def _check_checksum(message: bytes, end: int) -> None:
-    """288 ChecksumMismatch (fatal) unless the CRC-32C at ``end`` covers ``message[:end]``."""
+def _sequence_documents(docs: RawDocuments, request_id: int) -> list[dict[str, Any]]:
+    """The documents of a sequence, validated as mongod's OpMsg::parse reads each one
+    (``Validated<BSONObj>``): 22 InvalidBSON, then 15 Overflow for one nested too deeply."""
+    try:
+        documents = docs.decode()
+    except ParseError as exc:
+        exc.request_id = request_id
+        raise
+    for doc in documents:
+        _check_depth(doc, request_id)
+    return documents
+
+
+def _checksum_matches(message: bytes, end: int) -> bool:
+    """Whether the CRC-32C at ``end`` covers ``message[:end]``."""
     (expected,) = UINT32.unpack_from(message, end)
-    if crc32c.crc32c(memoryview(message)[:end]) != expected:
-        raise ParseError(ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents", fatal=True)
+    return bool(crc32c.crc32c(memoryview(message)[:end]) == expected)
+
+
+def _checksum_mismatch() -> ParseError:
+    """288 ChecksumMismatch: fatal, as mongod ends the connection."""
+    return ParseError(ErrorCode.ChecksumMismatch, "OP_MSG checksum does not match contents", fatal=True)
 
 
 def _in_body(body: dict[str, Any], identifier: str) -> bool:
