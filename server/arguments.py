@@ -26,7 +26,7 @@ from bson.int64 import Int64
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 
-__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "DOC_SEQUENCE_FIELDS", "check_command", "check_fields", "missing", "wrong_type",
+__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "DOC_SEQUENCE_FIELDS", "SEQUENCES_REFUSED", "check_command", "check_fields", "missing", "wrong_type",
            "extract_wrong_type", "field"]
 
 # Arguments any command may carry that are not parameters of the command itself (mongod's
@@ -298,6 +298,31 @@ _TAKES: dict[str, dict[str, frozenset[type] | None]] = {
 
 # The fields of a command its IDL lets arrive as an OP_MSG document sequence (``supports_doc_sequence``).
 DOC_SEQUENCE_FIELDS = {"insert": ("documents",), "update": ("updates",), "delete": ("deletes",)}
+
+# What mongod 7.0's command classes do with OP_MSG document sequences, decided by the class's parse():
+# - a BasicCommand (and BasicCommandWithReplyBuilderInterface, BasicCommandWithRequestParser,
+#   ErrmsgCommandDeprecated) and explain call CommandHelpers::uassertNoDocumentSequences: 40472 "The
+#   <name> command does not support document sequences." — these commands, below;
+# - a TypedCommand's generated IDL parser loops over the sequences only when the command declares a
+#   field with supports_doc_sequence (DOC_SEQUENCE_FIELDS: another name is 40415, check_command); a
+#   typed command without one, and find, getMore, aggregate and echo (their own parse() reads the
+#   body alone), never look at them: the sequences are ignored, as if not sent.
+SEQUENCES_REFUSED = frozenset({
+    "_hashBSONElement", "_isSelf", "appendOplogNote", "applyOps", "buildInfo", "captrunc", "checkShardingIndex",
+    "clearLog", "cloneCollectionAsCapped", "collMod", "collStats", "compact", "configureFailPoint",
+    "connPoolStats", "connPoolSync", "convertToCapped", "count", "cpuload", "currentOp", "dbHash", "distinct",
+    "emptycapped", "explain", "features", "filemd5", "fsync", "fsyncUnlock", "getCmdLineOpts",
+    "getDiagnosticData", "getLog", "getParameter", "godinsert", "hello", "hostInfo", "isMaster",
+    "killAllSessions", "killAllSessionsByPattern", "killOp", "killSessions", "listCommands", "lockInfo",
+    "logRotate", "mapReduce", "ping", "planCacheClear", "planCacheClearFilters", "planCacheListFilters",
+    "planCacheSetFilter", "profile", "reIndex", "reapLogicalSessionCacheNow", "refreshLogicalSessionCacheNow",
+    "replSetAbortPrimaryCatchUp", "replSetFreeze", "replSetGetConfig", "replSetGetRBID",
+    "replSetGetStatus", "replSetHeartbeat", "replSetInitiate", "replSetMaintenance", "replSetReconfig",
+    "replSetRequestVotes", "replSetStepDown", "replSetStepUp", "replSetSyncFrom", "replSetUpdatePosition",
+    "serverStatus", "setFeatureCompatibilityVersion", "setParameter", "shardingState", "sleep", "splitVector",
+    "startSession", "testDeprecation", "testDeprecationInVersion2", "testVersion2", "top", "validate",
+    "whatsmyuri",
+})
 
 
 def check_command(cmd: dict, command: str, shown: str | None = None, sequences: tuple[str, ...] = ()) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tidemark import log
-from tidemark.arguments import GENERIC_ARGUMENTS
+from tidemark.arguments import DOC_SEQUENCE_FIELDS, GENERIC_ARGUMENTS, SEQUENCES_REFUSED
 from tidemark.auth.redaction import redact_command
 from tidemark.auth.rules import authorize, requires_auth
 from tidemark.commands import (
@@ -119,17 +119,34 @@ def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
     return MongoError(ErrorCode.InternalError, f"Internal error: {what}; the server log has the details").to_reply()
 
 
-def _validate_db(cmd: dict[str, Any]) -> str:
-    db = cmd.get("$db")
-    if db is None:
+def _database(cmd: dict[str, Any]) -> str:
+    """The request's ``$db`` as mongod's OpMsgRequest::getDatabase reads it — before the command is
+    looked up (curOpCommandSetup names the operation's namespace first): absent 40571; any other type
+    than a string, null included, BSONElement::chk's 13111 with both types named."""
+    if "$db" not in cmd:
         raise MongoError(40571, "OP_MSG requests require a $db argument")
+    db = cmd["$db"]
     if type(db) is not str:
-        raise MongoError(
-            ErrorCode.TypeMismatch,
-            f"BSON field '$db' is the wrong type '{type_name(db)}', expected type 'string'",
-        )
-    check_db_name(db, dollar=True)
+        raise MongoError(13111, f"wrong type for field ($db) {type_name(db)} != string")
     return db
+
+
+def _without_sequences(spec: CommandSpec, cmd: dict[str, Any], sequence_ids: tuple[str, ...]) -> dict[str, Any]:
+    """``cmd`` as the command's parser sees its OP_MSG document sequences (``sequence_ids``), by mongod's
+    command class (arguments.SEQUENCES_REFUSED): insert, update and delete read them as fields (their
+    handlers check the names: 40415); a command that refuses them keeps them for ``_refuse_sequences``
+    (after the authentication check, as mongod parses after it); every other command never reads them:
+    they are left out."""
+    if spec.name in DOC_SEQUENCE_FIELDS or spec.name in SEQUENCES_REFUSED:
+        return cmd
+    return {key: value for key, value in cmd.items() if key not in sequence_ids}
+
+
+def _refuse_sequences(spec: CommandSpec) -> None:
+    """40472 for a command whose mongod class refuses document sequences (CommandHelpers::
+    uassertNoDocumentSequences, in the command's parse)."""
+    if spec.name in SEQUENCES_REFUSED:
+        raise MongoError(40472, f"The {spec.name} command does not support document sequences.")
 
 
 def _max_time_ms(cmd: dict[str, Any]) -> int | None:
@@ -205,23 +222,29 @@ class Dispatcher:
         spec = self.table.get(name)
         ctx = None
         try:
+            # mongod's order: $db, the command, the API parameters' parse of the body (ExecCommandDatabase::
+            # _parseCommand's first step, before any authorization: a client that has not authenticated
+            # learns nothing from it but what it sent), the pre-parse authorization checks
+            # (uassertShouldAttemptParse: admin-only, authentication), the command's parse, the rest.
+            db = _database(cmd)
             if spec is None:
                 if not name:
                     raise MongoError(ErrorCode.FailedToParse, "Command document must not be empty")
                 raise MongoError(ErrorCode.CommandNotFound, f"no such command: '{name}'")
-            db = _validate_db(cmd)
-            if spec.admin_only and db != "admin":
-                raise MongoError(
-                    ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
-                )
-            if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:
-                raise MongoError(498870, "The apiVersion parameter is required, please configure your "
-                                         "MongoClient's API version")
             if repeated is not None:
                 check_repeated_fields(repeated)  # 40413, where mongod's first parse of the body meets it
             if "apiVersion" in cmd or "apiStrict" in cmd or "apiDeprecationErrors" in cmd:
                 check_api_parameters(spec.name, cmd)  # 322 / 323 / 4886600, as mongod
+            if spec.admin_only and db != "admin":
+                raise MongoError(
+                    ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
+                )
+            check_db_name(db, dollar=True)
+            if sequence_ids:
+                cmd = _without_sequences(spec, cmd, sequence_ids)
             cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
+            if sequence_ids:
+                _refuse_sequences(spec)
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
             if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
@@ -237,6 +260,10 @@ class Dispatcher:
                 check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints
             max_time_ms = _max_time_ms(cmd) if "maxTimeMS" in cmd else None
+            if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:  # (enforceRequireAPIVersion:
+                # after authorization, help, maxTimeMS and the read concern)
+                raise MongoError(498870, "The apiVersion parameter is required, please configure your "
+                                         "MongoClient's API version")
             op = self.server.operations.start(
                 conn, spec.name, cmd, _op_namespace(db, name, cmd),
                 started + max_time_ms / 1000 if max_time_ms else None,

@@ -146,10 +146,8 @@ async def refresh_logical_session_cache_now(ctx: CommandContext, cmd: dict[str, 
 
 async def echo(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
     """mongod's EchoCommand: ``echo`` is the request's body as sent. Its document sequences are not in
-    the body: mongod sends them back as document sequences of the reply, which replies here never
-    carry (drivers refuse them), so they are left out."""
-    if ctx.sequence_ids:
-        return {"echo": {key: value for key, value in cmd.items() if key not in ctx.sequence_ids}}
+    the body (mongod sends them back as document sequences of the reply, which replies here never
+    carry: drivers refuse them); the dispatcher leaves them out, as for every command that ignores them."""
     return {"echo": dict(cmd)}
 
 

@@ -150,4 +150,4 @@ def test_messages_name_bson_types(server, fresh):
                                       "pipeline": [{"$_unpackBucket": {"timeField": 5}}]})
     assert (reply["code"], reply["errmsg"]) == (5612401, "timeField field must be a string, got: int")
     reply = raw_command(server.port, {"ping": 1, "$db": 5})
-    assert reply["errmsg"] == "BSON field '$db' is the wrong type 'int', expected type 'string'"
+    assert reply["errmsg"] == "wrong type for field ($db) int != string"
