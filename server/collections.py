@@ -362,6 +362,13 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         # its length limits count them all (the time-series planner reads stages before they are parsed)
         whole = _front_stages(resolved) + list(pipeline) if isinstance(pipeline, list) else pipeline
         pipeline_mod.check_shape(whole)
+        if not resolved.pipeline:
+            # the read's stages follow the $_internalUnpackBucket: a first-only stage fails 40602
+            # (resolved_view.cpp), but a leading $collStats (run on the view itself, unresolved) or
+            # $indexStats (moved in front of the unpack)
+            pipeline_mod.check_after_front(pipeline, pipeline_context(
+                server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                extra_stages=TS_EXTRA_STAGES, collation=coll), _TS_HEAD_STAGES)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         # ($collStats... make their own documents: no scan of the buckets is counted)
@@ -523,6 +530,10 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     if isinstance(spec, dict):
         return spec.get("db", db), spec.get("coll")
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
+
+
+# the first-only stages mongod runs at the head of a read of a time-series view, not after its unpack
+_TS_HEAD_STAGES = frozenset({"$collStats", "$indexStats"})
 
 
 def _front_stages(resolved: Any) -> list[dict]:

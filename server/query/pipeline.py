@@ -322,6 +322,21 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[St
         return _parse_stages(pipeline, ctx)
 
 
+def check_after_front(pipeline: Any, ctx: PipelineContext, exempt: frozenset[str]) -> None:
+    """For a pipeline mongod runs after stages of its own (a time-series view's ``$_internalUnpackBucket``),
+    which the caller does not parse whole (its source absorbs the leading stages): a first-only stage
+    anywhere in it, its head included, is not first, so it fails 40602 — after every stage's own parse,
+    as mongod parses them all before it checks positions (``$currentOp``'s 73 comes first).
+    ``exempt``: the stages mongod moves in front of those stages when they head the pipeline."""
+    if not isinstance(pipeline, list):
+        return
+    for i, spec in enumerate(pipeline):
+        name = next(iter(spec)) if isinstance(spec, dict) and len(spec) == 1 else None
+        if name in _FIRST_ONLY and (i or name not in exempt):
+            parse_pipeline(pipeline, ctx)  # (raises for a stage past the head: the parse's own check)
+            raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
+
+
 TEXT_NOT_FIRST = "$match with $text is only allowed as the first pipeline stage"
 
 
@@ -341,6 +356,7 @@ def check_text_first(pipeline: list) -> None:
 def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     stages: list[Stage] = []
     n = len(pipeline)
+    misplaced = None  # the first first-only stage past the head
     for i, spec in enumerate(pipeline):
         name, arg = next(iter(spec.items()))
         parser = ctx.extra_stages.get(name) or STAGES.get(name)
@@ -357,8 +373,8 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
                 raise MongoError(40601, f"{name} can only be the final stage in the pipeline")
             if ctx.in_lookup:
                 raise MongoError(51047, f"{name} is not allowed within a $lookup's sub-pipeline")
-        if name in _FIRST_ONLY and i != 0:
-            raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
+        if name in _FIRST_ONLY and i != 0 and misplaced is None:
+            misplaced = name  # (refused once every stage has parsed: mongod's validateCommon)
         if name in ("$collStats", "$indexStats") and (ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
         if name == "$match" and (i or ctx.in_facet or ctx.in_lookup) and is_text_match(arg):
@@ -374,6 +390,9 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
                 raise TypeError(f"stage parser for {name} returned {type(stage).__name__}")
             stage = Stage(name, arg, stage)
         stages.append(stage)
+    if misplaced is not None:
+        # mongod parses every stage (their own errors first), then checks where each stands
+        raise MongoError(40602, f"{misplaced} is only valid as the first stage in a pipeline")
     check_expanded_length(pipeline)
     stages = _optimize(stages)
     meta = ctx.variables.get(META_VAR)
