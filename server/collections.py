@@ -645,11 +645,13 @@ def _plan_cache_stats_docs(server: ServerState, db: str, coll: str) -> list[dict
 def _index_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:
     """``$indexStats``: one document per index, in mongod's field order. On a time-series collection
     the indexes of its buckets collection in user form (as listIndexes on the view shows them; bucket
-    indexes with no user form are left out), with the accesses of the buckets index."""
+    indexes with no user form are left out), with the accesses of the buckets index. On a view (whose
+    stages are none: else the stage is not first, 40602) those of the collection its chain ends at, as
+    mongod runs the stage on the resolved namespace."""
     with server.engine.read() as r:
         target = namespace.lookup(r, db, coll)
-    info, specs = target.info, None
-    if target.is_timeseries:
+    info, specs = target.base_info if target.is_view else target.info, None
+    if target.is_timeseries or target.ts_view is not None:
         info = target.buckets_info
         options = ts_ddl.stored_options(info)
         if options is not None:

@@ -104,3 +104,16 @@ def test_every_stage_parses_before_positions_are_checked(colls, pipeline, code):
     error, or a later stage's, comes before its 40602 — on a collection, a view and a time-series one."""
     for coll in (colls.plain, colls.staged, colls.ts):
         aggregate_fails(coll, pipeline, code)
+
+
+def test_indexstats_through_a_view_with_no_stages(colls):
+    """A view with no stages of its own resolves to what its chain ends at, and $indexStats runs there
+    (resolved_view.cpp moves it in front of a time-series collection's unpack): through a view of the
+    time-series collection, its indexes in user form; through a view of an ordinary collection, that
+    collection's. Tidemark answered no document for either."""
+    colls.command("create", "over_ts", viewOn="ts", pipeline=[])
+    colls.command("create", "over_plain", viewOn="plain", pipeline=[])
+    assert [(d["name"], d["key"]) for d in colls.over_ts.aggregate([{"$indexStats": {}}])] == \
+        [("m_1_time_1", {"m": 1, "time": 1})]
+    assert [d["name"] for d in colls.over_plain.aggregate([{"$indexStats": {}}])] == ["_id_"]
+    aggregate_fails(colls.staged, [{"$indexStats": {}}], 40602)  # a view with a stage: not first
