@@ -35,6 +35,7 @@ from tidemark.query.pipeline import (
     Stage,
     StageStats,
     chain,
+    check_after_front,
     check_expanded_length,
     check_shape,
     collecting,
@@ -66,6 +67,14 @@ def _with_front(ctx: PipelineContext, target: Any, sub: Any) -> list | None:
     whole = ctx.front_stages(ctx.db, target) + sub
     check_shape(whole)
     return whole
+
+
+def _check_front(whole: list, sub: list, ctx: PipelineContext) -> None:
+    """mongod parses a sub-pipeline after the stages it puts in front of ``target`` (the view's, a
+    time-series collection's unpack: ``whole``): a first-only stage of it is then not first (40602,
+    none moved in front as for an aggregate on a view)."""
+    if len(whole) > len(sub):
+        check_after_front(sub, ctx, frozenset())
 
 
 def _is_text_match(stage: dict) -> bool:
@@ -187,6 +196,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
                          and (_is_text_match(sub[0]) or "$match" not in sub[0] or not spec.get("_internalCollation"))) \
         else None
     whole = _with_front(ctx, target, sub)
+    given = sub
     if leading is not None:
         # validated as the first stage of a pipeline, where these may stand
         parse_pipeline(sub[:1], ctx.child(variables={**ctx.variables, **{n: None for n in let}}))
@@ -195,6 +205,7 @@ def parse_lookup(spec: Any, ctx: PipelineContext) -> Stage:
         sub_ctx = ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}})
         parse_pipeline(sub, sub_ctx)  # validate now; correlated pipelines re-parse with real values
     if whole is not None:
+        _check_front(whole, given, ctx.child(in_lookup=True, variables={**ctx.variables, **{n: None for n in let}}))
         check_expanded_length(whole)
 
     stats = StageStats()  # the stage's (explain): the foreign documents it read, its whole scans
@@ -489,11 +500,13 @@ def parse_union_with(spec: Any, ctx: PipelineContext) -> Stage:
     # read core (as in $lookup: a $match uses its indexes); the rest of the sub-pipeline runs here over what it finds.
     leading = sub[0] if sub and target is not None and _read_core_leading(sub[0], ctx) else None
     whole = _with_front(ctx, target, sub)
+    given = sub
     if leading is not None:
         parse_pipeline(sub[:1], ctx.child())  # validated as the first stage of a pipeline, where these may stand
         sub = sub[1:]
     stages = parse_pipeline(sub, ctx.child(in_lookup=True))
     if whole is not None:
+        _check_front(whole, given, ctx.child(in_lookup=True))
         check_expanded_length(whole)
 
     def source():

@@ -117,3 +117,23 @@ def test_indexstats_through_a_view_with_no_stages(colls):
         [("m_1_time_1", {"m": 1, "time": 1})]
     assert [d["name"] for d in colls.over_plain.aggregate([{"$indexStats": {}}])] == ["_id_"]
     aggregate_fails(colls.staged, [{"$indexStats": {}}], 40602)  # a view with a stage: not first
+
+
+SUB_HEADS = [{"$planCacheStats": {}}, {"$indexStats": {}}]
+
+
+@pytest.mark.parametrize("head", SUB_HEADS, ids=lambda h: next(iter(h)))
+@pytest.mark.parametrize("stage", ["$unionWith", "$lookup"])
+def test_first_only_stage_in_a_sub_pipeline_over_a_timeseries_collection(colls, stage, head):
+    """A $unionWith/$lookup sub-pipeline over the time-series collection is parsed after its unpack (and
+    over a view, after the view's stages), with no stage moved in front: a first-only stage there fails
+    40602. Over an ordinary collection it heads the sub-pipeline and runs."""
+    def run(target):
+        spec = {"$unionWith": {"coll": target, "pipeline": [head]}} if stage == "$unionWith" else \
+            {"$lookup": {"from": target, "pipeline": [head], "as": "out"}}
+        return list(colls.plain.aggregate([spec]))
+    for target in ("ts", "staged"):
+        with pytest.raises(OperationFailure) as info:
+            run(target)
+        assert info.value.code == 40602, target
+    assert run("plain")
