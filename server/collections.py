@@ -397,6 +397,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             hinted = planner.find_hinted_index(list(info.indexes), hint)  # 2 BadValue for a missing index
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
                 source = (doc for doc in source if holds(hinted, doc))
+        source = _examined(source, stats)
         if not full:
             return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
@@ -941,6 +942,7 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     in_min_max = None
     if C.is_buckets_collection(spec.name, info):
         plan, docs = _buckets_natural_scan(server, db, spec, info, resume_after)
+        docs = _examined(docs, stats)
     else:
         if spec.min is not None or spec.max is not None:
             if not spec.hint:  # checked by the planner, as mongod's: a view or a missing name never plans
@@ -996,6 +998,15 @@ def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, re
     else:
         docs = (doc for _, doc in records)
     return Plan("COLLSCAN", natural_reverse=reverse, provides_sort=bool(direction)), interrupt.checked(docs)
+
+
+def _examined(docs: Iterator[dict], stats: dict) -> Iterator[dict]:
+    """``docs`` of a ``system.buckets.*`` scan, each counted into ``stats["docs"]`` as it is handed on
+    (what explain reports as the COLLSCAN's docsExamined, as for any collection's scan)."""
+    stats.setdefault("docs", 0)
+    for doc in docs:
+        stats["docs"] += 1
+        yield doc
 
 
 def _lazy_sorted(docs, sort_spec, limit, allow_disk, memory_limit, collation=None, meta=None) -> Iterator[dict]:

@@ -212,7 +212,7 @@ async def _explain_aggregate(ctx: CommandContext, db: str, name: str | None, pip
                                    fixed_buckets=fixed, uses_extended_range=extended)
         return {"explainVersion": "1", "stages": stages, **_server_sections(ctx.server), "command": echoed}
     geo_near = bool(pipeline) and isinstance(pipeline[0], dict) and "$geoNear" in pipeline[0]
-    if kind in (namespace.REGULAR, namespace.CAPPED, namespace.MISSING) and not geo_near:
+    if kind in (namespace.REGULAR, namespace.CAPPED, namespace.BUCKETS, namespace.MISSING) and not geo_near:
         shape, _ = query_layer_shape(pipeline)
         if shape is not None:  # the query layer answers alone: explained like a find (optimizedPipeline)
             plan = res.plan if kind != namespace.MISSING else None
