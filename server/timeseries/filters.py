@@ -82,7 +82,9 @@ from tidemark.timeseries.bucketdoc import MetaPoint, date_ms, ms_to_date, value_
 from tidemark.timeseries.minmax import BOUNDED_CLASSES, type_class
 
 BucketPredicate = Callable[[Any], bool]  # a bucketview object -> keep it?
-_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte", "$regex", "$options"})
+# (the geo operators bound a 2d / 2dsphere index on a meta path; on control paths only _CONTROL_BOUNDS)
+_INDEX_OPERATORS = frozenset({"$eq", "$in", "$gt", "$gte", "$lt", "$lte", "$regex", "$options", "$geoWithin",
+                              "$geoIntersects"})
 _CONTROL_BOUNDS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 _MISSING = object()
 _STRUCTURAL = (And, Or, Nor, Not)
@@ -111,7 +113,7 @@ class BucketFilter:
         return self.predicate is not None or self.lo_s is not None or self.hi_s is not None
 
     def index_filter(self) -> dict[str, Any] | None:
-        """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons and ``$in`` of
+        """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons, ``$in`` and geo operators of
         meta paths, time bounds on control), for the index choice."""
         parts = self.mql.get("$and", [self.mql]) if self.mql else []
         out: dict[str, Any] = {}
