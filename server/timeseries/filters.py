@@ -43,6 +43,7 @@ import dataclasses
 import datetime as _dt
 import functools
 import math
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
@@ -114,13 +115,19 @@ class BucketFilter:
 
     def index_filter(self) -> dict[str, Any] | None:
         """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons, ``$in`` and geo operators of
-        meta paths, time bounds on control), for the index choice."""
+        meta paths, an ``$or`` of equalities of one meta path as its ``$in``, time bounds on control), for
+        the index choice."""
         parts = self.mql.get("$and", [self.mql]) if self.mql else []
         out: dict[str, Any] = {}
         for part in parts:
             if len(part) != 1:
                 continue
             (path, cond), = part.items()
+            if path == "$or":
+                as_in = _or_as_in(cond)
+                if as_in is None:
+                    continue
+                path, cond = as_in
             if path.startswith("control."):
                 if not (isinstance(cond, dict) and cond.keys() <= _CONTROL_BOUNDS):
                     continue
@@ -132,6 +139,40 @@ class BucketFilter:
             elif path not in out:
                 out[path] = cond
         return out or None
+
+
+def _or_as_in(branches: Any) -> tuple[str, dict[str, Any]] | None:
+    """An ``$or`` whose every branch is an equality or a ``$in`` of one same meta path, as that path's
+    ``$in`` of all their values (mongod's optimizer rewrites such an ``$or`` into the ``$in``): the index
+    choice bounds the path by those points. None for any other ``$or`` (a regex value included: a
+    ``$in`` reads it as a pattern, an equality as a value)."""
+    if not isinstance(branches, list) or not branches:
+        return None
+    path: str | None = None
+    values: list[Any] = []
+    for branch in branches:
+        if not isinstance(branch, dict) or len(branch) != 1:
+            return None
+        (p, cond), = branch.items()
+        if not p.startswith("meta") or path not in (None, p):
+            return None
+        path = p
+        if isinstance(cond, dict) and any(k.startswith("$") for k in cond):
+            if len(cond) != 1:
+                return None
+            (op, arg), = cond.items()
+            if op == "$eq":
+                found = [arg]
+            elif op == "$in" and isinstance(arg, list):
+                found = arg
+            else:
+                return None
+        else:
+            found = [cond]
+        if any(isinstance(v, BsonRegex | re.Pattern) for v in found):
+            return None
+        values.extend(found)
+    return cast(str, path), {"$in": values}
 
 
 def with_expr_implications(node: Node, time_field: str, meta_field: str | None,

@@ -7,11 +7,14 @@ collection scan is planned only when no index is eligible), so the buckets index
 
 Defects this found (results were right; the read scanned every bucket): unhinted, a wildcard index on the
 meta field (``{"mm.$**": 1}``) and a 2dsphere or 2d index on a meta path under ``$geoWithin`` were never
-chosen; only a hint used them.
+chosen; only a hint used them. And an ``$or`` of equalities of one meta path (the jstest's
+``{$or: [{"mm.a": 1}, {"mm.a": "1"}]}``, which mongod's optimizer makes a ``$in``) scanned every bucket
+where the same ``$in`` read the index.
 
 Left out here, as they are not time-series rules: Tidemark's planner takes a sparse index only when hinted,
 does not bound an index by ``$type``, and does not use a compound hashed index for its non-hashed prefix
-alone (on any collection); an ``$or`` over meta paths on a time-series collection is not an index union.
+alone (on any collection); an ``$or`` over different paths on a time-series collection is not an index
+union.
 """
 
 from __future__ import annotations
@@ -102,3 +105,22 @@ def test_a_meta_geo_within_uses_the_geo_index_on_that_path(db, metas, corner, si
     else:
         within = {"$box": [[x, y], [x + size, y + size]]}
     _uses(db, {"mm.loc": {"$geoWithin": within}}, [("mm.loc", kind)])
+
+
+def test_the_jstests_or_of_one_meta_path_reads_the_index(db):
+    _load(db, [{"a": 1}, {"a": 4, "b": 5}, {"a": "1", "c": 0}])
+    _uses(db, {"$or": [{"mm.a": {"$eq": 1}}, {"mm.a": {"$eq": "1"}}]}, [("mm.a", -1), ("mm.b", -1)])
+
+
+scalars = st.one_of(st.integers(-3, 3), st.sampled_from(["x", "y"]), st.none())
+branches = st.one_of(scalars.map(lambda v: v), scalars.map(lambda v: {"$eq": v}),
+                     st.lists(scalars, min_size=1, max_size=3).map(lambda vs: {"$in": vs}))
+
+
+@HYPO
+@given(metas=metas, field=st.sampled_from(["mm.a", "mm.b"]), ors=st.lists(branches, min_size=1, max_size=4),
+       compound=st.booleans())
+def test_an_or_of_equalities_of_one_meta_path_reads_its_index(db, metas, field, ors, compound):
+    _load(db, metas)
+    key = [(field, 1), ("t", 1)] if compound else [(field, 1)]
+    _uses(db, {"$or": [{field: b} for b in ors]}, key)

@@ -55,7 +55,8 @@ def test_time_equality_bounds_bucket_start_on_both_sides():
     assert {"control.max.t": {"$gte": D}} in flt["$and"]
 
 
-def test_meta_predicates_inside_or_are_not_used_for_bounds():
+def test_an_or_of_one_meta_paths_equalities_bounds_it_as_their_in():
     bfilter = derive(parse_filter({"$or": [{M: 1}, {M: 2}]}), T, M, 3600)
-    assert bfilter.index_filter() is None
+    assert bfilter.index_filter() == {"meta": {"$in": [1, 2]}}
+    assert derive(parse_filter({"$or": [{M: 1}, {"x": 2}]}), T, M, 3600).index_filter() is None
     assert bfilter.mql == {"$or": [{"meta": 1}, {"meta": 2}]} and bfilter.exact
