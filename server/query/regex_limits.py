@@ -446,6 +446,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
             elif pattern.startswith("(?#", j):
                 end = pattern.find(")", j)
                 j = n if end < 0 else end + 1
+            elif pattern.startswith("\\Q\\E", j):  # an empty quote: PCRE's quantifier after it applies to the item
+                j += 4
             else:
                 break
         if j >= n:

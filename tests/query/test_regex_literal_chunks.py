@@ -80,6 +80,10 @@ def test_no_break_before_an_item_that_may_match_nothing():
     assert _engine_pattern("abc*d?e{0,3}f{0}", False, 1) == "a(?=[\\s\\S])bc*d?e{0,3}f{0}"
     assert _engine_pattern("a b c *", True, 1) == "a (?=[\\s\\S])b c *"
     assert _engine_pattern(r"a\bb\1", False, 1) == r"a\b(?=[\s\S])b\1"
+    # a quantifier after an empty \Q\E applies to the item before it (PCRE): found by the family below,
+    # which failed on "a|a?a\Q\E?" against "" (the break made the optional "a" required)
+    assert _engine_pattern("a|a?a\\Q\\E?", False, 1) == "a|a?a?"
+    assert _engine_pattern("ab\\Q\\E\\Q\\E*", True, 1) == "ab*"
 
 
 @pytest.mark.parametrize("pattern, subject", [
