@@ -598,14 +598,17 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
         t0 = time.monotonic()
         with not_counted():  # explain is no index access ($indexStats)
             spec = parsed if parsed is not None else statement.find_spec(name, ctx.db)
-            stats: dict = {}
+            # the read's own counters, the find's: its ``stats`` fill as its documents are drawn, so
+            # they are read after ``_counted`` has drawn them (a copy taken before would be empty)
+            read_stats: list[dict] = []
 
             def read() -> Iterable[dict]:
                 res = access.run_find(ctx.server, spec, ctx.db, ctx)
-                stats.update(res.stats)
+                read_stats.append(res.stats)
                 return res.docs
 
             matched, error = _counted(read)
+            stats: dict = read_stats[0] if read_stats else {}
             if error is None:
                 try:
                     counters, returned = statement.counters(matched)
@@ -617,7 +620,8 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
                          "nReturned": 0, "executionTimeMillis": millis, "totalKeysExamined": stats.get("keys", 0),
                          "totalDocsExamined": stats.get("docs", 0), "executionStages": win}
         stage = statement.node({"nReturned": returned, "executionTimeMillisEstimate": millis, **counters},
-                               {**plan, "nReturned": len(matched)})
+                               {**plan, "nReturned": len(matched), "docsExamined": stats.get("docs", 0),
+                                "keysExamined": stats.get("keys", 0)})
         return win, {**_exec_stats(returned, millis, stats), "executionStages": statement.wrap(stage)}
 
     win, execution = await ctx.run_blocking(work)
