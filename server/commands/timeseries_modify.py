@@ -204,6 +204,7 @@ class _DeleteRun:
         self.deleted = 0
         self.buckets_unpacked = 0
         self.first: dict | None = None
+        self.stats: dict = {}  # the scan's index keys and buckets examined (explain's counters)
 
 
 def _delete_access(txn: Any, target: Target, plan: ts_modify.DeletePlan, hint: Any) -> tuple[Any, Any]:
@@ -226,7 +227,7 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
         return None
     t, m = target.time_field, target.meta_field
     run = _DeleteRun(access)
-    scan = C.docs_in_txn(txn, info, access)
+    scan = C.docs_in_txn(txn, info, access, run.stats)
     try:
         for rid, bucket in scan:
             if bucket_match is not None and not bucket_match(bucket):
@@ -264,7 +265,7 @@ async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespa
     ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
     of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
     scan runs in a write transaction that writes nothing, after the open buckets were written out like
-    any delete does)."""
+    any delete does), and the index keys and buckets its scan examined."""
     statements = cmd.get("deletes")
     if not isinstance(statements, list) or not statements:
         raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
@@ -302,8 +303,11 @@ async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespa
     counters = ({"nWouldDelete": deleted} if plan.whole_buckets else
                 {"nBucketsUnpacked": run.buckets_unpacked if run is not None else 0,
                  "nMeasurementsDeleted": deleted, "nMeasurementsMatched": deleted})
-    reply["executionStats"] = {"executionSuccess": True, "nReturned": 0, "executionStages": {**win, **counters,
-                                                                                            "nReturned": 0}}
+    examined = run.stats if run is not None else {}
+    reply["executionStats"] = {"executionSuccess": True, "nReturned": 0,
+                               "totalKeysExamined": examined.get("keys", 0),
+                               "totalDocsExamined": examined.get("docs", 0),
+                               "executionStages": {**win, **counters, "nReturned": 0}}
     return reply
 
 

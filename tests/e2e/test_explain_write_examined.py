@@ -13,6 +13,8 @@ distinct / update / delete / findAndModify examines what the equivalent find exa
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -93,3 +95,49 @@ def test_write_stage_counters_beside_what_was_examined(db):
     assert _examined(execution) == (3, 3)
     assert (execution["executionStages"]["nMatched"], execution["executionStages"]["nWouldModify"]) == (3, 3)
     assert db.c.count_documents({"z": 1}) == 0 and db.c.count_documents({}) == 10
+
+
+# ------------------------------------------------------------------ time-series delete
+
+_measurements = st.lists(st.fixed_dictionaries({"m": st.integers(0, 2), "v": st.integers(0, 5)}), min_size=1,
+                         max_size=15)
+_ts_filters = st.one_of(
+    st.builds(lambda m: {"m": m}, st.integers(0, 2)),
+    st.builds(lambda v: {"v": {"$gte": v}}, st.integers(0, 5)),
+    st.builds(lambda m, v: {"m": m, "v": v}, st.integers(0, 2), st.integers(0, 5)),
+)
+
+
+def _leaf(stage):
+    while "inputStage" in stage:
+        stage = stage["inputStage"]
+    return stage
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(measurements=_measurements, flt=_ts_filters, single=st.booleans())
+def test_timeseries_delete_counts_the_buckets_it_scans(db, measurements, flt, single):
+    """A time-series delete scans buckets: through the meta index it examines one key and one bucket per
+    bucket of that meta value; a collection scan examines every bucket."""
+    db.drop_collection("ts")
+    db.create_collection("ts", timeseries={"timeField": "t", "metaField": "m"})
+    start = datetime.datetime(2024, 1, 1)
+    db.ts.insert_many([{"t": start + datetime.timedelta(minutes=i), **d} for i, d in enumerate(measurements)])
+    buckets = db["system.buckets.ts"]
+    before = sorted(map(repr, db.ts.find({}, {"_id": 0})))
+    explained = db.command("explain", {"delete": "ts", "deletes": [{"q": flt, "limit": 1 if single else 0}]},
+                           verbosity="executionStats")
+    execution = explained["executionStats"]
+    leaf = _leaf(explained["queryPlanner"]["winningPlan"])
+    if leaf["stage"] == "COLLSCAN":
+        expected = (0, buckets.count_documents({}))
+    else:
+        assert leaf["stage"] == "IXSCAN", explained
+        n = buckets.count_documents({"meta": flt["m"]})
+        expected = (n, n)
+    if single and leaf["stage"] == "COLLSCAN":  # (a deleteOne may stop at its first match)
+        assert execution["totalKeysExamined"] == 0
+        assert 0 < execution["totalDocsExamined"] <= expected[1], explained
+    else:
+        assert _examined(execution) == expected, explained
+    assert sorted(map(repr, db.ts.find({}, {"_id": 0}))) == before  # an explain writes nothing
