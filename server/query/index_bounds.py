@@ -64,6 +64,9 @@ class FieldBounds:
     # the path's only conjunct, or None: the bounds decide it exactly (mongod's BoundsTightness EXACT)
     # when ``tight_condition`` accepts it, and ``build_intervals`` asks only for the bounds it uses
     exact: Any = None
+    # some conjunct on the path is false of a document lacking it (``excludes_missing``): every document
+    # the filter matches holds the path, so a sparse index, which leaves such documents out, may serve it
+    present: bool = False
 
     @property
     def is_point(self) -> bool:
@@ -120,6 +123,8 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             b = out[path] = FieldBounds(exact=cond)  # (the path's only conjunct, so far)
         else:
             b.exact = None
+        if not b.present and excludes_missing(cond):
+            b.present = True
         if _operator_document(cond):
             for op, arg in cond.items():
                 if op == "$eq" and _is_plain_value(arg):
@@ -146,6 +151,35 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
         elif _is_plain_value(cond):
             _add_points(b, [cond])
     return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
+
+
+_ORDER_OPS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+
+
+def excludes_missing(cond: Any) -> bool:
+    """Whether the conjunct ``{path: cond}`` is false of every document lacking the path, by mongod's
+    rule for a sparse index (QueryPlannerIXSelect::nodeIsSupportedBySparseIndex): an equality or
+    ``$in`` without null, an order comparison, a regex, ``{$ne: null}``, ``$exists: true``,
+    ``$elemMatch``, ``$type``, ``$size``, ``$mod``; never a negation (``$ne``/``$nin``/``$not`` other than
+    ``{$ne: null}``, ``$exists: false``), anything of null, nor a ``$expr`` range (missing sorts lowest
+    there). An order comparison with MinKey or MaxKey (it crosses the type brackets, towards null) is
+    refused too, where mongod takes it."""
+    if type(cond) is _ExprRange:
+        return False
+    if not _operator_document(cond):
+        return cond is not None
+    for op, arg in cond.items():
+        if op == "$eq" and arg is not None:
+            return True
+        if op == "$in" and type(arg) is list and not any(a is None for a in arg):
+            return True
+        if op in _ORDER_OPS and arg is not None and not isinstance(arg, (MinKey, MaxKey)):
+            return True
+        if op == "$ne" and arg is None or op in ("$regex", "$elemMatch", "$type", "$size", "$mod"):
+            return True
+        if op == "$exists" and (arg is True or type(arg) in (int, float) and arg != 0):
+            return True
+    return False
 
 
 # mongod's BoundsTightness (index_bounds_builder.cpp), for the shapes Tidemark bounds: a key inside the
@@ -858,7 +892,8 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
             out[path] = FieldBounds(
                 points=[collated_key_value(p, icoll) for p in b.points] if b.points is not None else None,
                 lo=b.lo if b.lo is _MISSING else collated_key_value(b.lo, icoll), lo_incl=b.lo_incl,
-                hi=b.hi if b.hi is _MISSING else collated_key_value(b.hi, icoll), hi_incl=b.hi_incl)
+                hi=b.hi if b.hi is _MISSING else collated_key_value(b.hi, icoll), hi_incl=b.hi_incl,
+                present=b.present)
     return out, same
 
 

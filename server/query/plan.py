@@ -189,8 +189,9 @@ def choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None = No
                 multikey_default: bool = True, allow_or: bool = False, collation: Any = None,
                 cluster: dict | None = None, scalar_paths: frozenset[str] = frozenset(),
                 id_lookup: bool = False, table_scan: bool = True, variables: Mapping[str, Any] | None = None) -> Plan:
-    """Pick an access path. Hidden indexes are never chosen; sparse ones only when hinted, partial ones
-    when hinted or when the filter implies their partialFilterExpression (``implication``).
+    """Pick an access path. Hidden indexes are never chosen; sparse ones when hinted or when the
+    filter's bounds on their leading field cannot match a document lacking it (``best_index``), partial
+    ones when hinted or when the filter implies their partialFilterExpression (``implication``).
 
     ``collation`` is the query's (``collation.Collation``, None = simple): an index bounds strings
     only when its collation is the same (then with collation keys), and gives a sort only then.
@@ -313,14 +314,16 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
 def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[str, FieldBounds],
                sort: dict | None, collation: Any = None, multikey_default: bool = True) -> dict | None:
     """The index whose bounds (``all_bounds``: ``extract_bounds(filter)``) serve the read best, or None.
-    Hidden, sparse, special and wildcard indexes are never chosen here; a partial one only when ``filter``
-    implies its ``partialFilterExpression``. With no sort, no partial and no special index and no
-    collation (the query's or an index's), the answer depends only on the indexes and on which paths
-    ``all_bounds`` bounds, and whether with points (a time-series read remembers it by that,
+    Hidden, special and wildcard indexes are never chosen here; a partial one only when ``filter``
+    implies its ``partialFilterExpression``; a sparse one only when a conjunct on its leading field is
+    false of a document lacking the field (``FieldBounds.present``, mongod's
+    nodeIsSupportedBySparseIndex): every document the filter matches is then in the index. With no
+    sort, no partial, sparse or special index and no collation (the query's or an index's), the answer
+    depends only on the indexes and on which paths ``all_bounds`` bounds, and whether with points (a time-series read remembers it by that,
     ``timeseries.view``)."""
     best: tuple | None = None
     for spec in indexes:
-        if spec.get("hidden") or spec.get("sparse") or is_special(spec["key"]) or is_wildcard(spec["key"]):
+        if spec.get("hidden") or is_special(spec["key"]) or is_wildcard(spec["key"]):
             continue
         fields, _ = key_fields(spec["key"])
         bounds, same = bounds_for_index(spec, all_bounds, collation)
@@ -332,7 +335,7 @@ def best_index(indexes: Sequence[dict], filter: dict | None, all_bounds: dict[st
                 same and filter_implies(filter, spec["partialFilterExpression"], collation)):
             continue
         lead = bounds.get(fields[0])
-        if lead is None:
+        if lead is None or spec.get("sparse") and not lead.present:
             continue
         prefix = 0
         for f in fields:

@@ -525,10 +525,10 @@ def _remembered(key: Any, indexes: tuple[dict[str, Any], ...], make: Callable[[A
 
 def _choice_of_shape(indexes: tuple[dict[str, Any], ...]) -> bool:
     """``planner.best_index`` over ``indexes`` reads only which paths a read bounds and whether with
-    points (no partial, special, wildcard or collated index: see there), and no fallback plan can follow
-    it (a wildcard index on the meta field is such a fallback: ``planner.choose_plan`` plans it)."""
-    return not any("partialFilterExpression" in spec or "collation" in spec or is_special(spec["key"])
-                   or is_wildcard(spec["key"]) for spec in indexes)
+    points (no partial, sparse, special, wildcard or collated index: see there), and no fallback plan can
+    follow it (a wildcard index on the meta field is such a fallback: ``planner.choose_plan`` plans it)."""
+    return not any("partialFilterExpression" in spec or spec.get("sparse") or "collation" in spec
+                   or is_special(spec["key"]) or is_wildcard(spec["key"]) for spec in indexes)
 
 
 def _measurements(buckets: Iterator[list[Any]], spec: Any, event_filter: EventFilter | None, fields: set[str] | None,

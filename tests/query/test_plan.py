@@ -102,12 +102,14 @@ def test_a_regex_without_prefix_scans_every_string_of_the_index():
     assert p.kind == "IXSCAN" and p.bounds_desc == {"a": ['["", {})', "[/x/, /x/]"]}
 
 
-def test_hidden_sparse_and_partial_indexes_are_not_chosen_unless_hinted():
+def test_hidden_indexes_are_not_chosen_sparse_ones_only_for_a_filter_false_of_missing():
     hidden = spec({"a": 1}, hidden=True)
     assert plan.choose_plan([ID, hidden], {"a": 5}).kind == "COLLSCAN"
     sparse = spec({"a": 1}, sparse=True)
-    assert plan.choose_plan([ID, sparse], {"a": 5}).kind == "COLLSCAN"
-    assert plan.choose_plan([ID, sparse], {"a": 5}, hint="a_1").kind == "IXSCAN"
+    assert plan.choose_plan([ID, sparse], {"a": 5}).kind == "IXSCAN"  # (mongod's nodeIsSupportedBySparseIndex)
+    assert plan.choose_plan([ID, sparse], {"a": None}).kind == "COLLSCAN"
+    assert plan.choose_plan([ID, sparse], {"a": {"$in": [5, None]}}).kind == "COLLSCAN"
+    assert plan.choose_plan([ID, sparse], {"a": None}, hint="a_1").kind == "IXSCAN"
 
 
 def test_hint_by_name_or_key_pattern_and_unknown_hint_is_badvalue():
