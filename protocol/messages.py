@@ -285,37 +285,52 @@ for _type, _extra in {0x02: 4, 0x0D: 4, 0x0E: 4, 0x03: 0, 0x04: 0, 0x0F: 0, 0x05
 
 def _element_starts(data: bytes, start: int, size: int, skips: list[int | None] = _VALUE_SKIP) -> list[int]:
     """The offsets of the top-level elements of the document at ``start`` (``size`` bytes) of ``data``,
-    which the decoder has already validated. It reads only each element's type, name and length: the
-    cost grows with the number of fields, never with their size (every OP_MSG body pays it)."""
+    which the decoder has already validated (read only for a body whose names repeat)."""
     starts: list[int] = []
-    append = starts.append
+    pos, end = start + 4, start + size - 1
+    while pos < end:
+        starts.append(pos)
+        pos = _element_end(data, pos, skips)
+    return starts
+
+
+def _element_end(data: bytes, pos: int, skips: list[int | None] = _VALUE_SKIP) -> int:
+    """The offset after the (validated) element at ``pos``: its type, name and length read, never its value."""
+    skip = skips[data[pos]]
+    pos = data.find(b"\x00", pos + 1) + 1
+    if skip is None:  # a regex: pattern and options
+        return data.find(b"\x00", data.find(b"\x00", pos) + 1) + 1
+    if skip >= 0:
+        return pos + skip
+    length: int = INT32.unpack_from(data, pos)[0]
+    return pos + length - skip - 1
+
+
+def _repeated_fields(
+    data: bytes, start: int, size: int, document: dict[str, Any], skips: list[int | None] = _VALUE_SKIP
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...] | None]:
+    """``document`` (decoded from ``data[start:start + size]``) and None when no field name repeats;
+    otherwise the document rebuilt with each name's first value, and every element in wire order.
+    Commands never repeat a name, so the check counts the element heads (every OP_MSG body pays it: a
+    few C calls per field, never growing with the values' size) and the rebuild happens only for a body
+    that does."""
     find = data.find
     unpack = INT32.unpack_from
     pos, end = start + 4, start + size - 1
-    while pos < end:
-        append(pos)
+    count = 0
+    while pos < end:  # (``_element_end`` inlined: this runs for every request)
+        count += 1
         skip = skips[data[pos]]
         pos = find(b"\x00", pos + 1) + 1
-        if skip is None:  # a regex: pattern and options
+        if skip is None:
             pos = find(b"\x00", find(b"\x00", pos) + 1) + 1
         elif skip >= 0:
             pos += skip
         else:
             pos += unpack(data, pos)[0] - skip - 1
-    return starts
-
-
-def _repeated_fields(
-    data: bytes, start: int, size: int, document: dict[str, Any]
-) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...] | None]:
-    """``document`` (decoded from ``data[start:start + size]``) and None when no field name repeats;
-    otherwise the document rebuilt with each name's first value, and every element in wire order.
-    Commands never repeat a name, so the check is a walk over the element heads (``_element_starts``)
-    and the rebuild happens only for a body that does."""
-    starts = _element_starts(data, start, size)
-    if len(starts) == len(document):
+    if count == len(document):
         return document, None
-    bounds = [*starts, start + size - 1]
+    bounds = [*_element_starts(data, start, size), start + size - 1]
     elements = []
     for begin, stop in zip(bounds, bounds[1:], strict=False):
         element = data[begin:stop]
