@@ -62,6 +62,13 @@ def _index_shape(info: CollectionInfo) -> list[tuple[str, str, bool]]:
     return [(name, ident, info.is_unique(name)) for name, ident in info.index_idents.items()]
 
 
+def _index_entry(fields: dict[str, Any], name: str) -> dict[str, Any]:
+    """The catalog entry of index ``name`` among a collection's entry fields (``catalog.entry_fields``);
+    its callers have checked that the collection has the index."""
+    entry: dict[str, Any] = next(e for e in fields["indexes"] if e["spec"]["name"] == name)
+    return entry
+
+
 class _Resolved:
     """An info verified against the catalog, with its LMDB handles looked up once."""
 
@@ -468,12 +475,11 @@ class WriteTxn(ReadView):
             new_ident = self._new_ident("x")
             handle = self._create_db(index_db_name(new_ident), dupsort=not unique)
             fields = catalog.entry_fields(info)
-            for entry in fields["indexes"]:
-                if entry["spec"]["name"] == name:
-                    spec = {k: v for k, v in entry["spec"].items() if k not in ("unique", "prepareUnique")}
-                    if unique:
-                        spec["unique"] = True
-                    entry["spec"], entry["ident"] = spec, new_ident
+            entry = _index_entry(fields, name)
+            spec = {k: v for k, v in entry["spec"].items() if k not in ("unique", "prepareUnique")}
+            if unique:
+                spec["unique"] = True
+            entry["spec"], entry["ident"] = spec, new_ident
             new_info = self._put_entry(fields)
             indexes.bulk_add(self._txn, handle, self._long(new_ident), info.ns, name, entries, unique)
             self._bury(index_db_name(old_ident))
@@ -497,11 +503,10 @@ class WriteTxn(ReadView):
             self._txn.drop(handle, delete=False)
             drop_ident(self._txn, self._engine._longkeys_db, ident)
             fields = catalog.entry_fields(info)
-            for entry in fields["indexes"]:
-                if entry["spec"]["name"] == name:
-                    entry["kf"] = key_format
-                    if spec_changes:
-                        entry["spec"] = {**entry["spec"], **spec_changes}
+            entry = _index_entry(fields, name)
+            entry["kf"] = key_format
+            if spec_changes:
+                entry["spec"] = {**entry["spec"], **spec_changes}
             new_info = self._put_entry(fields)
             indexes.bulk_add(self._txn, handle, self._long(ident), info.ns, name, entries, new_info.is_unique(name))
         return new_info
@@ -514,9 +519,7 @@ class WriteTxn(ReadView):
         if name not in info.index_idents:
             raise IndexNotFound(info.ns, name)
         fields = catalog.entry_fields(info)
-        for entry in fields["indexes"]:
-            if entry["spec"]["name"] == name:
-                entry["kf"] = key_format
+        _index_entry(fields, name)["kf"] = key_format
         return self._put_entry(fields)
 
     @_guard
@@ -552,15 +555,14 @@ class WriteTxn(ReadView):
         if name not in info.index_idents:
             raise IndexNotFound(info.ns, name)
         fields = catalog.entry_fields(info)
-        for entry in fields["indexes"]:
-            if entry["spec"]["name"] == name:
-                spec = dict(entry["spec"])
-                for option, value in changes.items():
-                    if value is None:
-                        spec.pop(option, None)
-                    else:
-                        spec[option] = value
-                entry["spec"] = spec
+        entry = _index_entry(fields, name)
+        spec = dict(entry["spec"])
+        for option, value in changes.items():
+            if value is None:
+                spec.pop(option, None)
+            else:
+                spec[option] = value
+        entry["spec"] = spec
         return self._put_entry(fields)
 
     # --- journal -----------------------------------------------------------------------------
