@@ -1772,13 +1772,14 @@ def test_out_from_timeseries_source(db):
     assert_same_members(list(db.out_time.find()), list(db.observer_out.find()))
     options = db.command("listCollections", filter={"name": "out_time"})["cursor"]["firstBatch"][0]["options"]
     assert options["timeseries"]["timeField"] == "time" and options["timeseries"]["metaField"] == "tags"
-    db.command({"collMod": "out_time", "expireAfterSeconds": 360})
+    # (a TTL that has not expired the 2024 measurements: with 360 s, as the jstest's, the session server's TTL
+    # monitor, which runs every second, could remove the replaced collection's buckets before the count reads them)
+    db.command({"collMod": "out_time", "expireAfterSeconds": 400_000_000})
     db.out_time.create_index([("usage_guest", 1)])
     src.aggregate([{"$out": "out_time"}])
     assert db.out_time.count_documents({}) == 200
     assert "usage_guest_1" in [i["name"] for i in db.out_time.list_indexes()]
-    # (the jstest's date is in 1999: with the collection's 360 s TTL kept, the session server's TTL monitor,
-    # which runs every second, could remove those buckets before the find reads them; a date ahead does not race)
+    # (the jstest's date is in 1999, which the kept TTL would expire at once; a date ahead does not race)
     new_date = dt.datetime(2099, 9, 30, 3, 24)
     src.aggregate([{"$set": {"time": new_date}}, {"$out": {"db": db.name, "coll": "out_time",
                                                            "timeseries": {"timeField": "time", "metaField": "tags"}}}])

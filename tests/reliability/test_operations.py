@@ -122,8 +122,13 @@ def test_current_op_stage(client, coll):
     with pytest.raises(OperationFailure) as err:
         coll.database.command("aggregate", 1, pipeline=[{"$currentOp": {}}], cursor={})
     assert err.value.code == 73
+    # mongod parses every stage before it checks their positions (Pipeline::parse, then validateCommon):
+    # on a collection the stage's own namespace check answers first; where it parses, its position does
     with pytest.raises(OperationFailure) as err:
         list(coll.aggregate([{"$match": {}}, {"$currentOp": {}}]))
+    assert err.value.code == 73
+    with pytest.raises(OperationFailure) as err:
+        client.admin.command("aggregate", 1, pipeline=[{"$currentOp": {}}, {"$currentOp": {}}], cursor={})
     assert err.value.code == 40602
 
 
