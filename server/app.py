@@ -28,6 +28,7 @@ from bson.int64 import Int64
 
 from tidemark import fsync_lock, gc_policy, log, session_refresh, tls, ttl
 from tidemark.auth import lifecycle as auth_lifecycle
+from tidemark.auth.session import UNIX_SOCKET_PEER
 from tidemark.commands import fcv
 from tidemark.commands.admin import log_process_details
 from tidemark.commands.handshake import build_info_document
@@ -289,8 +290,9 @@ class App:
                 self.servers.append(server)
                 if options.port == 0 and self.port is None:
                     options.port = server.sockets[0].getsockname()[1]
-            if options.unix_socket and certificates.context is None:
-                self.unix_socket_path = await self._listen_unix(loop, factory)
+            if options.unix_socket:
+                self.unix_socket_path = await self._listen_unix(
+                    loop, factory, certificates, sniff_timeout=params["tlsSniffTimeoutSecs"])
             if options.metrics_port:
                 from tidemark import metrics  # prometheus-client is only loaded when asked for
 
@@ -325,10 +327,13 @@ class App:
             ssl="off" if certificates.context is None else "on",
         )
 
-    async def _listen_unix(self, loop: asyncio.AbstractEventLoop, factory: Any) -> str:
+    async def _listen_unix(self, loop: asyncio.AbstractEventLoop, factory: Any,
+                           certificates: tls.ServerCertificates, sniff_timeout: float) -> str:
         """Listen on mongod's Unix domain socket ``<prefix>/mongodb-<port>.sock`` (its clients count as
         local: the localhost exception); returns its path. As mongod: a file left there (by a killed
-        server) is unlinked first, and the socket gets ``filePermissions`` (0700 by default)."""
+        server) is unlinked first, the socket gets ``filePermissions`` (0700 by default), and with TLS
+        configured it is sniffed like the TCP port (TLS or plaintext by the first bytes; ``requireTLS``
+        refuses plaintext there too)."""
         path = os.path.join(self.options.unix_socket_prefix, f"mongodb-{self.options.port}.sock")
         try:
             os.unlink(path)
@@ -336,10 +341,20 @@ class App:
             pass
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, path) from None
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            server = await loop.create_unix_server(factory, path, backlog=LISTEN_BACKLOG)
+            sock.bind(path)
+            sock.listen(LISTEN_BACKLOG)
         except OSError as exc:
+            sock.close()
             raise OSError(exc.errno, exc.strerror, path) from None
+        server: Any
+        if certificates.context is None:
+            server = await loop.create_unix_server(factory, sock=sock)
+        else:
+            server = tls.TlsListener.on_socket(
+                sock, factory, certificates, self.options.tls_mode == "requireTLS",
+                unix_peer=f"{UNIX_SOCKET_PEER}:{self.options.port}", sniff_timeout=sniff_timeout)
         self.servers.append(server)
         os.chmod(path, self.options.unix_socket_permissions)
         return path

@@ -146,7 +146,9 @@ def refuse(remote: str, reason: str) -> None:
                 ctx="listener", error=f"SSLHandshakeFailed: {reason}", remote=remote)
 
 
-def _remote(conn: socket.socket) -> str:
+def _remote(conn: socket.socket, unix_peer: str) -> str:
+    if conn.family == socket.AF_UNIX:  # its peer has no address: mongod's name for such a client
+        return unix_peer
     try:
         host, port = conn.getpeername()[:2]
     except OSError:
@@ -155,7 +157,10 @@ def _remote(conn: socket.socket) -> str:
 
 
 class TlsListener:
-    """One listening socket that serves TLS and (unless ``require``) plaintext connections.
+    """One listening socket that serves TLS and (unless ``require``) plaintext connections: a TCP
+    socket (:meth:`listen`) or mongod's Unix domain socket (:meth:`on_socket` with the bound socket),
+    sniffed alike — mongod's sessions on either decide TLS from the same first bytes, so ``requireTLS``
+    refuses a plaintext client on the Unix socket too.
 
     ``factory(tls: bool)`` makes the protocol of an accepted connection. ``sockets`` and ``close()``
     mirror ``asyncio.Server`` for ``tidemark.app``.
@@ -167,6 +172,7 @@ class TlsListener:
         self._loop, self._sock, self._factory = loop, sock, factory
         self._certificates, self._require, self._sniff_timeout = certificates, require, sniff_timeout
         self._sniffing: set[asyncio.Task] = set()
+        self.unix_peer = ""  # the remote logged for a refused client on the Unix socket (on_socket)
         self.sockets = [sock]
         self._task = loop.create_task(self._accept())
 
@@ -187,6 +193,17 @@ class TlsListener:
             sock.close()
             raise
         return cls(loop, sock, factory, certificates, require, sniff_timeout)
+
+    @classmethod
+    def on_socket(cls, sock: socket.socket, factory: Callable[[bool], asyncio.Protocol],
+                  certificates: ServerCertificates, require: bool, unix_peer: str,
+                  sniff_timeout: float = SNIFF_TIMEOUT_SECONDS) -> TlsListener:
+        """Serve ``sock``, already bound and listening: the Unix domain socket, whose clients are
+        logged as ``unix_peer``."""
+        sock.setblocking(False)
+        listener = cls(asyncio.get_running_loop(), sock, factory, certificates, require, sniff_timeout)
+        listener.unix_peer = unix_peer
+        return listener
 
     def close(self) -> None:
         self._task.cancel()
@@ -221,12 +238,12 @@ class TlsListener:
                     ssl_handshake_timeout=HANDSHAKE_TIMEOUT_SECONDS)
                 handed_over = True
             elif self._require:
-                refuse(_remote(conn), "The server is configured to only allow SSL connections")
+                refuse(_remote(conn, self.unix_peer), "The server is configured to only allow SSL connections")
             else:
                 await self._loop.connect_accepted_socket(lambda: self._factory(False), conn)
                 handed_over = True
         except (TimeoutError, OSError, ssl.SSLError) as exc:
-            refuse(_remote(conn), str(exc) or type(exc).__name__)
+            refuse(_remote(conn, self.unix_peer), str(exc) or type(exc).__name__)
         finally:
             if not handed_over:
                 conn.close()

@@ -7,13 +7,16 @@ socket:<port>`` and counts it as local (the localhost exception); the file gets 
 from __future__ import annotations
 
 import os
+import ssl
 import stat
 import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
 
+import pymongo.errors
 import pytest
+from harness.certs import make_certificates
 from harness.server import ROOT, free_port
 from pymongo import MongoClient
 
@@ -85,6 +88,31 @@ def test_no_socket_when_disabled(start_server, tmp_path, how):
     server = start_server(port=port, args=args)
     assert server.client().admin.command("ping")["ok"] == 1
     assert not path.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.commands("ping", "whatsmyuri")
+@pytest.mark.parametrize("mode", ["requireTLS", "allowTLS"])
+def test_with_tls_configured_the_socket_is_sniffed_like_the_port(start_server, tmp_path, mode):
+    """mongod's sessions on the Unix socket decide TLS from the first bytes as on TCP
+    (maybeHandshakeSSLForIngress): with TLS configured the socket is still opened, serves TLS clients, and
+    under requireTLS refuses a plaintext one (a plaintext socket beside requireTLS would get around it)."""
+    certs = make_certificates(tmp_path)
+    server = start_server(args=("--tlsMode", mode, "--tlsCertificateKeyFile", str(certs.server)),
+                          ssl_context=ssl.create_default_context(cafile=str(certs.ca)))
+    path = f"/tmp/mongodb-{server.port}.sock"
+    with _socket_client(path, tls=True, tlsCAFile=str(certs.ca), tlsAllowInvalidHostnames=True) as client:
+        assert client.admin.command("ping")["ok"] == 1
+        assert client.admin.command("whatsmyuri")["you"] == f"anonymous unix socket:{server.port}"
+    with MongoClient(f"mongodb://{urllib.parse.quote_plus(path)}", serverSelectionTimeoutMS=1500) as plain:
+        if mode == "requireTLS":
+            with pytest.raises(pymongo.errors.ServerSelectionTimeoutError):
+                plain.admin.command("ping")
+            refused = [line for line in server.log_text().splitlines() if '"id":22988' in line]
+            assert refused and all(f'"remote":"anonymous unix socket:{server.port}"' in line for line in refused)
+            assert all("The server is configured to only allow SSL connections" in line for line in refused)
+        else:
+            assert plain.admin.command("ping")["ok"] == 1
 
 
 def test_file_permissions_must_be_octal():
