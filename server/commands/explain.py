@@ -555,11 +555,11 @@ async def explain_other(ctx: CommandContext, command: str, cmd: dict, verbosity:
     flt = statement.filter
     # (a write's statement is parsed now, as mongod's ParsedUpdate / ParsedDelete: before any plan)
     parsed = statement.parse(name, ctx.db) if statement.stage in ("UPDATE", "DELETE") else None
-    if command == "delete":
+    if command in ("update", "delete", "findAndModify", "findandmodify"):
         target = await ctx.run_blocking(namespace.resolve, ctx.server.engine, ctx.db, name)
-        if target.is_timeseries:
-            deleted = await ts.modify.explain_delete(ctx, cmd, verbosity, target)
-            return {"explainVersion": "1", **deleted, "command": _echo(cmd), **_server_sections(ctx.server)}
+        if target.is_timeseries:  # the time-series write family's own plans (TS_MODIFY, UPDATE on buckets)
+            modified = await ts.modify.explain_write(ctx, command, cmd, verbosity, target)
+            return {"explainVersion": "1", **modified, "command": _echo(cmd), **_server_sections(ctx.server)}
     if command in ("count", "distinct"):
         view_pipeline = _view_count_or_distinct(command, flt, cmd)
         if await ctx.run_blocking(_is_view, ctx.server, ctx.db, name):

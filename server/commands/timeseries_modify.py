@@ -84,42 +84,18 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
             try:
                 if isinstance(item, MongoError):
                     raise item
-                translated, upd, matcher = item
-                info = w.get_collection(target.bns)
-                if info is None:  # dropped since the command resolved it: nothing matches, as on a missing one
+                run = _update_changes(w, target, *item)
+                if run is None:  # dropped since the command resolved it: nothing matches, as on a missing one
                     continue
-                hint = None
-                if translated.hint:
-                    hint = ts_indexes.translate_hint(
-                        translated.hint, list(info.indexes), target.time_field, target.meta_field
-                    )
-                plan = planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint,
-                                           collation=translated.collation)
-                changes = []  # (rid, bucket, new bucket): applied after the scan closes
-                matched = changed_count = 0
-                scan = C.docs_in_txn(w, info, plan)
-                try:
-                    for rid, bucket in scan:
-                        if matcher is not None and not matcher(bucket):
-                            continue
-                        if ts_modify.is_closed(bucket):  # 7.0's meta updates leave closed buckets alone
-                            continue
-                        count = _measurements(bucket, target.time_field)
-                        new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
-                        matched += count
-                        if changed:
-                            changes.append((rid, bucket, new))
-                            changed_count += count
-                finally:
-                    scan.close()
                 # mongod runs the translated update on the buckets collection as any update: each
                 # changed bucket is written by the one write of an updated document (storage rules,
                 # 17419 past 16 MB, the buckets' validator unless bypassed, index keys)
-                validator = None if bypass or not changes else C.validator_for(info)
-                for rid, bucket, new in changes:
+                info = w.get_collection(target.bns)
+                validator = None if bypass or not run.changes else C.validator_for(info)
+                for rid, bucket, new in run.changes:
                     info = replace_doc(w, info, rid, bucket, new, validator)
-                n += matched
-                modified += changed_count
+                n += run.matched
+                modified += run.modified
             except MongoError as e:
                 errors.append(e.to_write_error(i))
                 if ordered:
@@ -131,6 +107,86 @@ async def update(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     reply: dict = {"n": n, "nModified": modified}
     if errors:
         reply["writeErrors"] = errors
+    return reply
+
+
+class _UpdateRun:
+    """What one update statement would change: the access path over the buckets, the changes (record
+    id, bucket, updated bucket), the measurements in the buckets matched and in those changed, and the
+    index keys and buckets its scan examined."""
+
+    def __init__(self, access: Any):
+        self.access = access
+        self.changes: list[tuple[bytes, dict, dict]] = []
+        self.matched = 0
+        self.modified = 0
+        self.stats: dict = {}
+
+
+def _update_access(info: Any, target: Target, translated: ts_modify.BucketUpdate) -> Any:
+    """The access path over the buckets collection (``info``) of one translated update statement."""
+    hint = None
+    if translated.hint:
+        hint = ts_indexes.translate_hint(translated.hint, list(info.indexes), target.time_field, target.meta_field)
+    return planner.choose_plan(list(info.indexes), translated.bucket_query, None, hint,
+                               collation=translated.collation)
+
+
+def _update_changes(txn: Any, target: Target, translated: ts_modify.BucketUpdate, upd: Any,
+                    matcher: Any) -> _UpdateRun | None:
+    """Scan the buckets one parsed update selects and compute its changes, writing nothing (the update
+    applies them; explain's executionStats count them). None when the buckets collection is gone."""
+    info = txn.get_collection(target.bns)
+    if info is None:
+        return None
+    run = _UpdateRun(_update_access(info, target, translated))
+    scan = C.docs_in_txn(txn, info, run.access, run.stats)
+    try:
+        for rid, bucket in scan:
+            if matcher is not None and not matcher(bucket):
+                continue
+            if ts_modify.is_closed(bucket):  # 7.0's meta updates leave closed buckets alone
+                continue
+            count = _measurements(bucket, target.time_field)
+            new, changed = update_mod.apply_update(bucket, upd, query=translated.bucket_query)
+            run.matched += count
+            if changed:
+                run.changes.append((rid, bucket, new))
+                run.modified += count
+    finally:
+        scan.close()  # the changes are written after the scan closes
+    return run
+
+
+async def explain_update(ctx: CommandContext, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
+    """The first update statement's plan as mongod 7.0 shows a meta update: the statement translated to
+    the buckets collection (its refusals, 72, are the update's own), an ``UPDATE`` over the bucket access
+    path; with executionStats, what it would change — ``nMatched`` / ``nWouldModify`` in measurements,
+    as the update's ``n`` / ``nModified`` — and the index keys and buckets examined. Nothing is written:
+    the scan runs in a write transaction that writes nothing, after the open buckets were written out
+    like any update does, so it sees what the view shows."""
+    statements = write_statements.update_statements(cmd)
+    target = await resolve(ctx, cmd, "update", namespace)
+    translated, upd, matcher = _parse_update(statements[0], target)
+
+    with ctx.server.engine.read() as r:
+        info = r.get_collection(target.bns)
+        access = None if info is None else _update_access(info, target, translated)
+    win = {"stage": "EOF"} if access is None else {"stage": "UPDATE", "inputStage": access.explain(
+        filter=translated.bucket_query)}
+    reply: dict[str, Any] = {"queryPlanner": {"namespace": target.bns, "indexFilterSet": False,
+                                              "parsedQuery": translated.bucket_query, "winningPlan": win,
+                                              "rejectedPlans": []}}
+    if verbosity == "queryPlanner" or access is None:
+        return reply
+    run = await direct_write(ctx.server, target.bns, lambda w: _update_changes(w, target, translated, upd, matcher))
+    examined = run.stats if run is not None else {}
+    counters = {"nMatched": run.matched if run else 0, "nWouldModify": run.modified if run else 0,
+                "nWouldUpsert": 0}
+    reply["executionStats"] = {"executionSuccess": True, "nReturned": 0,
+                               "totalKeysExamined": examined.get("keys", 0),
+                               "totalDocsExamined": examined.get("docs", 0),
+                               "executionStages": {**win, "nReturned": 0, **counters}}
     return reply
 
 
@@ -260,19 +316,32 @@ def _delete_changes(txn: Any, target: Target, plan: ts_modify.DeletePlan, bucket
     return run
 
 
-async def explain_delete(ctx: CommandContext, cmd: dict, verbosity: str, namespace: Any = None) -> dict:
-    """The first delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
+async def explain_write(ctx: CommandContext, command: str, cmd: dict, verbosity: str, namespace: Any) -> dict:
+    """explain of an update, delete or findAndModify on a time-series view: its first statement's plan
+    (findAndModify: the delete of one measurement it is, refused as the command refuses it)."""
+    if command == "update":
+        return await explain_update(ctx, cmd, verbosity, namespace)
+    if command == "delete":
+        statements = cmd.get("deletes")
+        if not isinstance(statements, list) or not statements:
+            raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
+                                                      "Got 0 operations.")
+        target = await resolve(ctx, cmd, "delete", namespace)
+        return await explain_delete(ctx, target, statements[0], C.command_variables(cmd, "delete"), verbosity)
+    field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
+    target = await resolve(ctx, cmd, field, namespace)
+    statement = _find_and_modify_statement(cmd, field)
+    return await explain_delete(ctx, target, statement, C.command_variables(cmd, field), verbosity, field)
+
+
+async def explain_delete(ctx: CommandContext, target: Target, statement: Any, variables: dict, verbosity: str,
+                         field: str = "delete.deletes") -> dict:
+    """One delete statement's plan as 7.0 shows it: ``TS_MODIFY`` (``opType``, ``bucketFilter``,
     ``residualFilter``) over the bucket access path when measurements are unpacked, a plain ``DELETE``
     of whole buckets otherwise; with executionStats, what it would delete (nothing is deleted: the
     scan runs in a write transaction that writes nothing, after the open buckets were written out like
     any delete does), and the index keys and buckets its scan examined."""
-    statements = cmd.get("deletes")
-    if not isinstance(statements, list) or not statements:
-        raise MongoError(ErrorCode.InvalidLength, "Write batch sizes must be between 1 and 100000. "
-                                                  "Got 0 operations.")
-    target = await resolve(ctx, cmd, "delete", namespace)
-    variables = C.command_variables(cmd, "delete")
-    plan, bucket_match, measurement_match, hint = _parse_delete(statements[0], target, variables=variables)
+    plan, bucket_match, measurement_match, hint = _parse_delete(statement, target, field, variables=variables)
     # the bucket filter as 7.0 writes it (what runs is plan.bucket_filter)
     shown = plan.shown_bucket_filter if plan.shown_bucket_filter is not None else plan.bucket_filter
     shown = explain_shape.bucket_filter(shown, uses_extended_range=scan.uses_extended_range(
@@ -343,10 +412,9 @@ async def delete(ctx: CommandContext, cmd: dict, namespace: Any = None, statemen
     return reply
 
 
-async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
-    """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
-    field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
-    target = await resolve(ctx, cmd, field, namespace)
+def _find_and_modify_statement(cmd: dict, field: str) -> dict:
+    """findAndModify on a time-series view as the delete statement it is (``remove: true`` only; an
+    update, upsert or sort -> 72): ``limit: 1`` and the command's query, collation and hint."""
     if not cmd.get("remove", False):
         if cmd.get("upsert", False):
             raise MongoError(ErrorCode.InvalidOptions, "Cannot perform an upsert on a time-series collection")
@@ -362,10 +430,18 @@ async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None)
         raise MongoError(
             ErrorCode.TypeMismatch, f"BSON field '{field}.query' is the wrong type, expected type 'object'"
         )
-    statement = {"q": query, "limit": 1, **({"collation": cmd["collation"]} if "collation" in cmd else {})}
-    plan, bucket_match, measurement_match, _ = _parse_delete(statement, target, field,
-                                                             C.command_variables(cmd, field))
-    hint = cmd.get("hint") or None  # the user's index (name or key pattern), translated per bucket index
+    # the hint: the user's index (name or key pattern), translated per bucket index
+    return {"q": query, "limit": 1, **{key: cmd[key] for key in ("collation", "hint") if cmd.get(key)}}
+
+
+async def find_and_modify(ctx: CommandContext, cmd: dict, namespace: Any = None) -> dict:
+    """findAndModify on a time-series view: ``remove: true`` only (sort -> 72)."""
+    field = "findAndModify" if "findAndModify" in cmd else "findandmodify"
+    target = await resolve(ctx, cmd, field, namespace)
+    statement = _find_and_modify_statement(cmd, field)
+    plan, bucket_match, measurement_match, hint = _parse_delete(statement, target, field,
+                                                                C.command_variables(cmd, field))
+    query = statement["q"]
     fields = cmd.get("fields")
     projection = project.compile_projection(fields, filter=query) if fields else None
     n, value = await direct_write(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pymongo.errors
 import pytest
 
 T0 = dt.datetime(2024, 3, 1)
@@ -259,3 +260,61 @@ def test_deletes_leave_closed_buckets_alone(db, small):
     assert sorted(d["_id"] for d in db["del"].find()) == [1, 2]
     db["del"].delete_many({"_id": {"$lte": 2}})
     assert sorted(d["_id"] for d in db["del"].find()) == [1, 2]
+
+
+def _explain(db, command, verbosity="queryPlanner"):
+    return db.command("explain", command, verbosity=verbosity)
+
+
+@pytest.mark.commands("explain", "update")
+def test_a_meta_update_explains_as_an_update_of_the_buckets(db, small):
+    """7.0 runs a meta update as the translated update of the buckets collection (the meta path renamed
+    to ``meta``), and explains that; before, the view's explain answered EOF/nonExistentNamespace."""
+    db["del"].create_index([("tag", 1)])
+    command = {"update": "del", "updates": [{"q": {"tag": 2}, "u": {"$set": {"tag": 3}}, "multi": True}]}
+    planner = _explain(db, command)["queryPlanner"]
+    assert planner["namespace"] == f"{db.name}.system.buckets.del"
+    assert planner["parsedQuery"] == {"meta": 2}
+    assert planner["winningPlan"]["stage"] == "UPDATE"
+    assert plan_stages(planner["winningPlan"], "IXSCAN")[0]["indexName"] == "tag_1"
+    stats = _explain(db, command, "executionStats")["executionStats"]
+    # n / nModified of the update itself count measurements: so do the explain's counters
+    assert (stats["executionStages"]["nMatched"], stats["executionStages"]["nWouldModify"]) == (2, 2)
+    assert stats["totalKeysExamined"] == 1 and stats["totalDocsExamined"] == 1
+    assert db["del"].count_documents({"tag": 3}) == 0  # explain changes nothing
+    assert db["del"].update_many({"tag": 2}, {"$set": {"tag": 3}}).modified_count == 2
+
+
+@pytest.mark.commands("explain", "update", "findAndModify")
+@pytest.mark.parametrize("command", [
+    {"update": "del", "updates": [{"q": {"_id": 3}, "u": {"$set": {"tag": 3}}, "multi": True}]},
+    {"update": "del", "updates": [{"q": {"tag": 2}, "u": {"$set": {"tag": 3}}}]},
+    {"update": "del", "updates": [{"q": {"tag": 2}, "u": {"$set": {"x": 3}}, "multi": True}]},
+    {"findAndModify": "del", "query": {"tag": 2}, "update": {"$set": {"tag": 3}}},
+    {"findAndModify": "del", "query": {"tag": 2}, "remove": True, "sort": {"time": 1}},
+])
+def test_explain_refuses_what_the_write_refuses(db, small, command):
+    """An explained write on a time-series collection is refused with the write's own error (72)."""
+    name = next(iter(command))
+    with pytest.raises(pymongo.errors.OperationFailure) as refused:
+        _explain(db, command)
+    if name == "update":
+        ran = db.command(command)
+        assert ran["writeErrors"][0]["code"] == refused.value.code == 72
+        assert ran["writeErrors"][0]["errmsg"] == refused.value.details["errmsg"]
+    else:
+        with pytest.raises(pymongo.errors.OperationFailure) as direct:
+            db.command(command)
+        assert (direct.value.code, direct.value.details["errmsg"]) == (72, refused.value.details["errmsg"])
+
+
+@pytest.mark.commands("explain", "findAndModify")
+def test_a_find_and_modify_remove_explains_as_a_delete_of_one_measurement(db, small):
+    command = {"findAndModify": "del", "query": {"_id": 3}, "remove": True}
+    planner = _explain(db, command)["queryPlanner"]
+    assert planner["namespace"] == f"{db.name}.system.buckets.del"
+    ts_modify = plan_stages(planner["winningPlan"], "TS_MODIFY")[0]
+    assert ts_modify["opType"] == "deleteOne" and ts_modify["residualFilter"] == {"_id": 3}
+    stats = _explain(db, command, "executionStats")["executionStats"]["executionStages"]
+    assert (stats["nMeasurementsDeleted"], stats["nBucketsUnpacked"]) == (1, 1)
+    assert sorted(d["_id"] for d in db["del"].find()) == [1, 2, 3, 4]
