@@ -16,7 +16,6 @@ else 40415). A field typed ``ANY`` has a custom deserializer: its handler checks
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN
 from typing import Any
 
 from bson.code import Code
@@ -24,9 +23,11 @@ from bson.decimal128 import Decimal128
 from bson.int64 import Int64
 
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.expr_base import type_name
+from tidemark.query.expr_base import INT32_MAX, INT32_MIN, safe_number_int, safe_number_long, type_name
 
-__all__ = ["GENERIC_ARGUMENTS", "COMMAND_FIELDS", "DOC_SEQUENCE_FIELDS", "SEQUENCES_REFUSED", "check_command", "check_fields", "missing", "wrong_type",
+# safe_number_long / safe_number_int (BSONElement's conversions) live with the query language's numbers,
+# which reads them too; they are re-exported here for the argument readers.
+__all__ = ["safe_number_int", "safe_number_long", "GENERIC_ARGUMENTS", "COMMAND_FIELDS", "DOC_SEQUENCE_FIELDS", "SEQUENCES_REFUSED", "check_command", "check_fields", "missing", "wrong_type",
            "extract_wrong_type", "field"]
 
 # Arguments any command may carry that are not parameters of the command itself (mongod's
@@ -110,8 +111,6 @@ def field(cmd: dict, command: str, name: str, kind: type | tuple[type, ...], exp
     return value
 
 
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def scale_arg(spec: dict | None) -> int:
@@ -126,26 +125,6 @@ def scale_arg(spec: dict | None) -> int:
     if n < 1:
         raise MongoError(ErrorCode.BadValue, "scale has to be > 0")
     return n
-
-
-def safe_number_long(value: int | float | Decimal128) -> int:
-    """``BSONElement::safeNumberLong`` of a number, as mongod's IDL reads a ``safeInt64`` (a pure
-    conversion: never raises): NaN is 0, a double truncated toward zero, a decimal rounded half to
-    even, values past the long range (infinities too) clamped to it."""
-    if isinstance(value, Decimal128):
-        d = value.to_decimal()
-        return 0 if d.is_nan() else _INT64_MAX if d > _INT64_MAX else _INT64_MIN if d < _INT64_MIN \
-            else int(d.to_integral_value(rounding=ROUND_HALF_EVEN))
-    if isinstance(value, float):
-        return 0 if value != value else _INT64_MAX if value >= 2.0**63 else _INT64_MIN if value < -(2.0**63) \
-            else int(value)
-    return min(max(int(value), _INT64_MIN), _INT64_MAX)
-
-
-def safe_number_int(value: int | float | Decimal128) -> int:
-    """``BSONElement::safeNumberInt`` of a number (a pure conversion: never raises): the long reading,
-    clamped to the int range."""
-    return min(max(safe_number_long(value), _INT32_MIN), _INT32_MAX)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -174,7 +153,7 @@ class IdlType:
         """None when ``value`` is one of this type's (or a null it ignores), else mongod's error."""
         cls = value.__class__
         if cls in self.classes:
-            if not self.int32 or _INT32_MIN <= value <= _INT32_MAX:
+            if not self.int32 or INT32_MIN <= value <= INT32_MAX:
                 return None
         elif value is None and self.null_absent:
             return None

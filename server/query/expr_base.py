@@ -27,6 +27,26 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 DECIMAL_CONTEXT = create_decimal128_context()
 
+def safe_number_long(value: int | float | Decimal128) -> int:
+    """``BSONElement::safeNumberLong`` of a number, as mongod's IDL reads a ``safeInt64`` (a pure
+    conversion: never raises): NaN is 0, a double truncated toward zero, a decimal rounded half to
+    even, values past the long range (infinities too) clamped to it."""
+    if isinstance(value, Decimal128):
+        d = value.to_decimal()
+        return 0 if d.is_nan() else INT64_MAX if d > INT64_MAX else INT64_MIN if d < INT64_MIN \
+            else int(d.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+    if isinstance(value, float):
+        return 0 if value != value else INT64_MAX if value >= 2.0**63 else INT64_MIN if value < -(2.0**63) \
+            else int(value)
+    return min(max(int(value), INT64_MIN), INT64_MAX)
+
+
+def safe_number_int(value: int | float | Decimal128) -> int:
+    """``BSONElement::safeNumberInt`` of a number (a pure conversion: never raises): the long reading,
+    clamped to the int range."""
+    return min(max(safe_number_long(value), INT32_MIN), INT32_MAX)
+
+
 # mongod's Ordering::kMaxCompoundIndexKeys: every sort pattern mongod runs ($sort, the sort
 # $setWindowFields adds, $top/$bottom's sortBy) becomes an Ordering of one bit per key.
 MAX_COMPOUND_KEYS = 32

@@ -24,7 +24,7 @@ from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import docmeta
-from tidemark.query.expr_base import check_field_name
+from tidemark.query.expr_base import check_field_name, safe_number_int
 from tidemark.query.expressions import OPERATORS, SPECIAL_OPERATORS, compile_expression
 from tidemark.query.match import compile_node, parse_filter
 from tidemark.query.match_ast import (
@@ -159,11 +159,13 @@ EXPRESSION_NAMES = frozenset(OPERATORS) | SPECIAL_OPERATORS  # what a lone $-fie
 def _find_slice(arg: Any) -> tuple[int, int | None] | None:
     """The find ``$slice`` form -> (skip, limit) (negative skip counts from the end; limit None = to
     the end), or None when ``arg`` is not of that form."""
+    # mongod reads each number with safeNumberInt: NaN is 0, the infinities and values past the int
+    # range are clamped to it (projection_parser.cpp)
     if is_number(arg) and not isinstance(arg, bool):
-        n = int(float(str(arg)))
+        n = safe_number_int(arg)
         return (0, n) if n >= 0 else (n, None)
     if isinstance(arg, list) and len(arg) == 2 and all(is_number(x) and not isinstance(x, bool) for x in arg):
-        skip, limit = int(float(str(arg[0]))), int(float(str(arg[1])))
+        skip, limit = safe_number_int(arg[0]), safe_number_int(arg[1])
         return (skip, limit) if limit > 0 else None
     return None
 
