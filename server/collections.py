@@ -507,7 +507,16 @@ def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec
     """$out/$merge (and mapReduce's out) may not write into a view (166); time-series targets get the TS
     layer's refusal; ``$out``/``$merge`` (mapReduce's output too) into any other ``system.`` collection
     (system.profile...) is refused as mongod's stage parsers do (17385 / 31319), and so is ``$out``/``$merge``
-    into the internal databases admin, config and local (31321 / 31320), before the target is looked up."""
+    into the internal databases admin, config and local (31321 / 31320), before the target is looked up;
+    then the target must be a name a user may create (``check_create_name``: no '$', at most 255 bytes
+    in all...), as mongod's rename of the stage's temporary collection onto it requires. First of all, a
+    target namespace mongod's NamespaceString::isValid refuses (a database name of 64 bytes or more, or
+    with a character no database name has; an empty collection name, or one starting with '.' or holding
+    a NUL) is 73, as the stage's parser refuses it."""
+    if stage in ("$out", "$merge") and not C.valid_target_namespace(db, coll):
+        shown = f"{db}.{coll}"[:300]
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid $out target namespace, {shown}" if stage == "$out"
+                         else f"Invalid $merge target namespace: '{shown}'")
     if db in _INTERNAL_DBS:  # (NamespaceString::isOnInternalDb)
         if stage == "$out":
             raise MongoError(31321, f"Can't $out to internal database: {db}")
@@ -523,6 +532,7 @@ def check_write_target(server: ServerState, db: str, coll: str, stage: str, spec
             raise MongoError(17385, f"Can't $out to special collection: {coll}")
         if stage in ("$merge", "mapReduce"):  # mapReduce's merge/reduce output is a $merge in mongod 7.0
             raise MongoError(31319, f"Cannot $merge to special collection: {coll}")
+    C.check_create_name(db, coll)
 
 
 def _out_target(db: str, spec: Any) -> tuple[str, Any]:

@@ -136,6 +136,13 @@ def check_db_name(db: str, *, dollar: bool = False) -> None:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
 
 
+def valid_target_namespace(db: str, coll: str) -> bool:
+    """mongod's NamespaceString::isValid of ``db.coll``: validDBName (with '$' allowed) and
+    validCollectionName (not empty, no leading '.', no NUL)."""
+    return (bool(db) and _INVALID_DB_CHARS.isdisjoint(db) and len(db) < 64
+            and bool(coll) and not coll.startswith(".") and "\0" not in coll)
+
+
 def ns_of(db: str, coll: str) -> str:
     return f"{db}.{coll}"
 
