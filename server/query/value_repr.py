@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
+from bson.binary import Binary
+from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -42,6 +44,10 @@ def bson_repr(v: Any) -> str:
         return f"ObjectId('{v}')"
     if isinstance(v, _dt.datetime):
         return "new Date(" + str(int(v.replace(tzinfo=_dt.UTC).timestamp() * 1000)) + ")"
+    if isinstance(v, DatetimeMS):  # a date outside Python's range
+        return f"new Date({int(v)})"
+    if isinstance(v, bytes):  # BinData (a plain bytes is subtype 0)
+        return _bindata_repr(v)
     if isinstance(v, dict):
         if not v:
             return "{}"
@@ -61,6 +67,17 @@ def bson_repr(v: Any) -> str:
     if isinstance(v, Regex):
         return f"/{v.pattern}/{_regex_flags(v.flags)}"
     return str(v)
+
+
+def _bindata_repr(v: bytes) -> str:
+    """BSONElement::toString of BinData: ``BinData(<subtype>, <HEX>)``, a 16-byte UUID (subtype 4) as
+    its lower-case hyphenated form, more than 80 bytes cut to the first 70 and "..."."""
+    subtype = v.subtype if isinstance(v, Binary) else 0
+    if subtype == 4 and len(v) == 16:
+        h = v.hex()
+        return f"BinData(4, {h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]})"
+    shown = v[:70].hex().upper() + "..." if len(v) > 80 else v.hex().upper()
+    return f"BinData({subtype}, {shown})"
 
 
 def _regex_flags(flags: int | str) -> str:

@@ -110,7 +110,7 @@ def problem(body: dict, reply: dict) -> str | None:
     # defined :\n@:1" — the script's own error, not the server's internals
     if reply.get("code") == 139 and _JS_ERROR.match(str(reply.get("errmsg", ""))):
         return None
-    if LEAK.search(str(reply.get("errmsg", ""))):
+    if LEAK.search(str(reply.get("errmsg", "")).replace("onError: ", "")):  # (a spec's own field, echoed)
         return f"{_shown(body)} -> leaks: {str(reply.get('errmsg'))[:200]}"
     return None
 
