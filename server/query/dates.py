@@ -29,6 +29,7 @@ from bson.objectid import ObjectId
 from bson.timestamp import Timestamp
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.expr_base import INT64_MAX, INT64_MIN
 
 MS_PER_SECOND = 1000
 MS_PER_MINUTE = 60_000
@@ -129,12 +130,15 @@ def iso_weekday(days: int) -> int:
 class TimeZone:
     """A time zone: UTC, a fixed offset, or an IANA zone. Converts UTC millis <-> local millis."""
 
-    __slots__ = ("name", "fixed_ms", "zone")
+    __slots__ = ("name", "fixed_ms", "zone", "epoch_dst")
 
     def __init__(self, name: str, fixed_ms: int | None, zone: zoneinfo.ZoneInfo | None):
         self.name = name
         self.fixed_ms = fixed_ms
         self.zone = zone
+        # The DST flag timelib gives a time built in this zone (from parts, from a string): the
+        # zone's flag at the Unix epoch, where a new timelib time starts.
+        self.epoch_dst = self.is_dst(0)
 
     @property
     def is_utc(self) -> bool:
@@ -159,14 +163,45 @@ class TimeZone:
     def to_local(self, utc_ms: int) -> int:
         return utc_ms + self.offset_ms(utc_ms)
 
-    def to_utc(self, local_ms: int) -> int:
-        """UTC millis of a local wall-clock time (earlier offset for ambiguous/skipped times)."""
+    def is_dst(self, utc_ms: int) -> bool:
+        """Whether the zone observes daylight saving time at the instant ``utc_ms`` (timelib's ``dst``)."""
+        if self.zone is None:
+            return False
+        ms = min(max(utc_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        return bool((_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone).dst())
+
+    def to_utc(self, local_ms: int, dst_hint: bool | None = None) -> int:
+        """UTC millis of a local wall-clock time, resolved as mongod's timelib resolves it.
+
+        A skipped time (spring forward) keeps the offset before the change, which moves the clock
+        forward by the gap. A repeated time (fall back) depends on ``dst_hint``, the daylight-saving
+        flag of the time being adjusted: $dateAdd's start date, $dateTrunc's reference point; a date
+        built from parts or a string carries the zone's flag at the Unix epoch (None here). For the
+        usual DST change the repeated time is the DST instant (the earlier) when the hint is set and
+        the standard one (the later) when it is not; timelib's lookbehind (zones at or east of UTC)
+        and lookahead (west of it) are reproduced for the other shapes of change."""
         if self.fixed_ms is not None:
             return local_ms - self.fixed_ms
         ms = min(max(local_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
         naive = _EPOCH + _dt.timedelta(milliseconds=ms)
-        off = cast(_dt.timedelta, naive.replace(tzinfo=self.zone).utcoffset())  # aware: an offset
-        return local_ms - int(off.total_seconds() * 1000)
+        before = _offset_ms(naive.replace(tzinfo=self.zone))
+        after = _offset_ms(naive.replace(tzinfo=self.zone, fold=1))
+        if before <= after:  # one reading, or a skipped time: the offset before the change
+            return local_ms - before
+        # A repeated time: ``before`` is the offset of the earlier instant, ``after`` of the later one.
+        # timelib first reads the offset at the wall time taken as a UTC instant ("current").
+        hint = self.epoch_dst if dst_hint is None else dst_hint
+        current = self.offset_ms(local_ms)
+        current_dst = self.is_dst(local_ms)
+        if current == after:  # the change lies behind that instant (zones at or east of UTC)
+            earlier = current >= 0 and hint and not current_dst
+            return local_ms - (before if earlier else after)
+        later = current == before and current <= 0 and current_dst and not hint
+        return local_ms - (after if later else before)
+
+
+def _offset_ms(aware: _dt.datetime) -> int:
+    return int(cast(_dt.timedelta, aware.utcoffset()).total_seconds() * 1000)  # aware: an offset
 
 
 UTC = TimeZone("UTC", 0, None)
@@ -245,31 +280,59 @@ def local_from_iso_parts(iso_year, iso_week=1, iso_dow=1, hour=0, minute=0, seco
 
 # ----------------------------------------------------------------------------------- trunc / add / diff
 
+_REF_UTC_MS = _REF_DAYS * MS_PER_DAY  # 2000-01-01T00:00:00Z, $dateTrunc's reference point in UTC
+DURATION_OVERFLOW = 159  # mongod's DurationOverflow (a Duration or Date_t past 64 bits)
+_MAX_TRUNC_BIN = 100_000_000_000  # mongod's limit on binSize for day and longer units (5439006)
+_MONTHS_PER_UNIT = {"month": 1, "quarter": 3, "year": 12}
+# mongod's bounds on |amount| per unit (isDateAddAmountValid): about the span of a 64-bit millisecond date.
+_MAX_DAYS = (2**64 - 1) // MS_PER_DAY + 1
+_MAX_YEARS = _MAX_DAYS // 365 + 1
+_MAX_AMOUNT = {"year": _MAX_YEARS, "quarter": _MAX_YEARS * 4, "month": _MAX_YEARS * 12, "week": _MAX_DAYS // 7,
+               "day": _MAX_DAYS, "hour": _MAX_DAYS * 24, "minute": _MAX_DAYS * 24 * 60,
+               "second": _MAX_DAYS * 24 * 3600}
+
+
 def _week_start_offset(start_of_week: int) -> int:
     """Day number of the first ``start_of_week`` day on or after 2000-01-01 (the week reference)."""
     return _REF_DAYS + (start_of_week - iso_weekday(_REF_DAYS)) % 7
 
 
 def date_trunc(utc_ms: int, unit: str, bin_size: int = 1, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
-    """mongod's $dateTrunc: the start of the bin containing ``utc_ms``."""
+    """mongod's $dateTrunc (truncateDate): the start of the bin containing ``utc_ms``.
+
+    Bins count from the reference point 2000-01-01T00:00 local (its UTC offset read at
+    2000-01-01T00:00Z), moved to the first ``start_of_week`` day for weeks. Hours and smaller bin
+    absolute time; longer units count whole units from the reference in the local calendar and
+    the bin's start is the reference plus that many units ($dateAdd's rules, DST flag included).
+    Overflows answer mongod's codes: 5439002 (bin size in millis), 5439000 / 5439001 (the shifted
+    date or the result), 5439006 (a bin size over 1e11 units), 5976500 / 5166406 (from $dateAdd)."""
+    ref = _REF_UTC_MS - tz.offset_ms(_REF_UTC_MS)
     if unit in ("millisecond", "second", "minute", "hour"):
         step = FIXED_UNIT_MS[unit] * bin_size
-        ref = tz.to_utc(_REF_DAYS * MS_PER_DAY)
-        return ref + (utc_ms - ref) // step * step
-    local = tz.to_local(utc_ms)
-    days = local // MS_PER_DAY
+        if step > INT64_MAX:
+            raise MongoError(5439002, "dateTrunc overflowed")
+        shifted = utc_ms - ref
+        if not INT64_MIN <= shifted <= INT64_MAX:
+            raise MongoError(5439000, "dateTrunc overflowed")
+        result = utc_ms - shifted % step
+        if not INT64_MIN <= result <= INT64_MAX:
+            raise MongoError(5439001, "dateTrunc overflowed")
+        return result
+    if bin_size > _MAX_TRUNC_BIN:
+        raise MongoError(5439006, "dateTrunc unsupported binSize value")
+    ref_days = _REF_DAYS
+    if unit == "week":
+        ref_days = _week_start_offset(start_of_week)
+        ref += (ref_days - _REF_DAYS) * MS_PER_DAY  # no DST change in early January 2000
+    days = tz.to_local(utc_ms) // MS_PER_DAY
     if unit == "day":
-        days = _REF_DAYS + (days - _REF_DAYS) // bin_size * bin_size
+        distance = days - ref_days
     elif unit == "week":
-        ref = _week_start_offset(start_of_week)
-        days = ref + (days - ref) // (7 * bin_size) * (7 * bin_size)
+        distance = (days - ref_days) // 7
     else:
-        months_per_bin = {"month": 1, "quarter": 3, "year": 12}[unit] * bin_size
         y, m, _ = civil_from_days(days)
-        months = (y - 2000) * 12 + (m - 1)
-        months = months // months_per_bin * months_per_bin
-        days = days_from_civil(2000 + months // 12, months % 12 + 1, 1)
-    return tz.to_utc(days * MS_PER_DAY)
+        distance = ((y - 2000) * 12 + m - 1) // _MONTHS_PER_UNIT[unit]
+    return date_add(ref, unit, distance // bin_size * bin_size, tz)
 
 
 def add_months_local(local_ms: int, months: int) -> int:
@@ -282,30 +345,55 @@ def add_months_local(local_ms: int, months: int) -> int:
 
 
 def date_add(utc_ms: int, unit: str, amount: int, tz: TimeZone = UTC) -> int:
-    """mongod's $dateAdd (use a negative amount for $dateSubtract)."""
-    if unit in ("millisecond", "second", "minute", "hour"):
-        return utc_ms + amount * FIXED_UNIT_MS[unit]
-    local = tz.to_local(utc_ms)
-    if unit in ("day", "week"):
-        local += amount * FIXED_UNIT_MS[unit]
+    """mongod's $dateAdd (a negative amount for $dateSubtract).
+
+    Milliseconds add to the instant (159 DurationOverflow past a 64-bit date). Otherwise |amount|
+    is bounded per unit first (5976500); hours and smaller add absolute durations, days and weeks
+    add local calendar days, months / quarters / years clamp to the month's end (Jan 31 + 1 month
+    = Feb 28/29); the local result is read back with the start date's DST flag (``to_utc``), and a
+    result past a 64-bit millisecond date is 5166406."""
+    if unit == "millisecond":
+        result = utc_ms + amount
+        if not INT64_MIN <= result <= INT64_MAX:
+            raise MongoError(DURATION_OVERFLOW, f"Overflow while adding {amount}ms to {utc_ms}ms")
+        return result
+    if not -_MAX_AMOUNT[unit] < amount < _MAX_AMOUNT[unit]:
+        raise MongoError(5976500, f"invalid dateAdd 'amount' parameter value: {amount} {unit}")
+    if unit in ("second", "minute", "hour"):
+        result = utc_ms + amount * FIXED_UNIT_MS[unit]
     else:
-        local = add_months_local(local, amount * {"month": 1, "quarter": 3, "year": 12}[unit])
-    if tz.fixed_ms is not None:
-        return local - tz.fixed_ms
-    return tz.to_utc(local)
+        local = tz.to_local(utc_ms)
+        if unit in ("day", "week"):
+            local += amount * FIXED_UNIT_MS[unit]
+        else:
+            local = add_months_local(local, amount * _MONTHS_PER_UNIT[unit])
+        result = tz.to_utc(local, tz.is_dst(utc_ms))
+    if not INT64_MIN <= result // 1000 * 1000 <= INT64_MAX:  # mongod checks seconds * 1000
+        raise MongoError(5166406, "dateAdd overflowed")
+    return result
 
 
 def date_diff(start_ms: int, end_ms: int, unit: str, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
-    """mongod's $dateDiff: the number of ``unit`` boundaries crossed going from start to end."""
-    if unit in ("millisecond", "second", "minute"):
-        step = FIXED_UNIT_MS[unit]
-        return end_ms // step - start_ms // step
+    """mongod's $dateDiff: the number of ``unit`` boundaries crossed going from start to end.
+
+    Milliseconds are the plain difference (5166308 past a 64-bit integer); seconds count whole
+    seconds. Minutes and hours count local boundaries, corrected by the change of UTC offset in
+    whole units truncated toward zero (mongod's utcOffsetCorrectionFor*): with a zone whose offset
+    has seconds (local mean time before 1900) local minutes are not UTC minutes."""
+    if unit == "millisecond":
+        result = end_ms - start_ms
+        if not INT64_MIN <= result <= INT64_MAX:
+            raise MongoError(5166308, "dateDiff overflowed")
+        return result
+    if unit == "second":
+        return end_ms // 1000 - start_ms // 1000
     off_s, off_e = tz.offset_ms(start_ms), tz.offset_ms(end_ms)
     ls, le = start_ms + off_s, end_ms + off_e
-    if unit == "hour":
-        # Local hour boundaries, corrected (truncating, like mongod) for an offset change between.
-        correction = abs(off_s - off_e) // MS_PER_HOUR * (1 if off_s >= off_e else -1)
-        return le // MS_PER_HOUR - ls // MS_PER_HOUR + correction
+    if unit in ("minute", "hour"):
+        step = FIXED_UNIT_MS[unit]
+        change = off_s - off_e
+        correction = abs(change) // step * (1 if change >= 0 else -1)
+        return le // step - ls // step + correction
     ds, de = ls // MS_PER_DAY, le // MS_PER_DAY
     if unit == "day":
         return de - ds

@@ -312,14 +312,6 @@ def compile_date_diff(args, cc):
 
 # ------------------------------------------------------------------------------ $dateAdd / $dateSubtract
 
-# mongod's bounds on |amount| per unit (isDateAddAmountValid): about the span of a 64-bit millisecond date.
-_MAX_DAYS = (2**64 - 1) // dates.MS_PER_DAY + 1
-_MAX_YEARS = _MAX_DAYS // 365 + 1
-_MAX_AMOUNT = {"year": _MAX_YEARS, "quarter": _MAX_YEARS * 4, "month": _MAX_YEARS * 12, "week": _MAX_DAYS // 7,
-               "day": _MAX_DAYS, "hour": _MAX_DAYS * 24, "minute": _MAX_DAYS * 24 * 60,
-               "second": _MAX_DAYS * 24 * 3600}
-
-
 def _add_unit(name: str, v: Any) -> str:
     """$dateAdd / $dateSubtract's unit: 5166404 for a non-string, FailedToParse for an unknown unit."""
     if type(v) is not str:
@@ -366,12 +358,7 @@ def _compile_date_add(name: str, sign: int):
                 if n == INT64_MIN:
                     raise MongoError(6045000, f"invalid $dateSubtract 'amount' parameter value: {n}")
                 n = -n
-            if unit != "millisecond" and not -_MAX_AMOUNT[unit] < n < _MAX_AMOUNT[unit]:
-                raise MongoError(5976500, f"invalid dateAdd 'amount' parameter value: {n} {unit}")
-            result = dates.date_add(ms, unit, n, tz)
-            if not INT64_MIN <= result <= INT64_MAX:
-                raise MongoError(5166406, "dateAdd overflowed")
-            return dates.from_millis(result)
+            return dates.from_millis(dates.date_add(ms, unit, n, tz))
         return add
     return compile_op
 
@@ -497,7 +484,7 @@ _CAL = ("year", "month", "day")
 _ISO = ("isoWeekYear", "isoWeek", "isoDayOfWeek")
 _TIME = ("hour", "minute", "second", "millisecond")
 _PART_BOUND = 32767  # month, day, hour, minute, isoWeek and isoDayOfWeek fit a 16-bit integer (31034)
-_DURATION_OVERFLOW = "Overflow casting from a lower-precision duration to a higher-precision duration"
+_CAST_OVERFLOW = "Overflow casting from a lower-precision duration to a higher-precision duration"
 
 
 def compile_date_from_parts(args, cc):
@@ -552,14 +539,14 @@ def compile_date_from_parts(args, cc):
         hour, minute, second, milli = cast(list[int], time)
         # mongod holds the milliseconds as microseconds and the result as seconds of 64-bit integers.
         if not INT64_MIN <= milli * 1000 <= INT64_MAX:
-            raise MongoError(ErrorCode.Overflow, _DURATION_OVERFLOW)
+            raise MongoError(dates.DURATION_OVERFLOW, _CAST_OVERFLOW)
         if iso:
             local = dates.local_from_iso_parts(year, a, b, hour, minute, second, milli)
         else:
             local = dates.local_from_parts(year, a, b, hour, minute, second, milli)
         utc = tz.to_utc(local)
         if not INT64_MIN <= utc <= INT64_MAX:
-            raise MongoError(ErrorCode.Overflow, _DURATION_OVERFLOW)
+            raise MongoError(dates.DURATION_OVERFLOW, _CAST_OVERFLOW)
         return dates.from_millis(utc)
     return from_parts
 

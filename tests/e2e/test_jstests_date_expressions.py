@@ -37,7 +37,7 @@ EPOCH = dt.datetime(1970, 1, 1)
 CONVERSION_FAILURE = 241
 FAILED_TO_PARSE = 9
 TYPE_MISMATCH = 14
-DURATION_OVERFLOW = 15
+DURATION_OVERFLOW = 159  # ErrorCodes.DurationOverflow (15 is Overflow)
 
 
 def millis(d: dt.datetime) -> int:
