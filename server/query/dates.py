@@ -156,7 +156,7 @@ class TimeZone:
         """The zone's UTC offset in millis at the instant ``utc_ms``."""
         if self.fixed_ms is not None:
             return self.fixed_ms
-        ms = min(max(utc_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        ms = _zone_ms(utc_ms)
         local = (_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone)
         return int(cast(_dt.timedelta, local.utcoffset()).total_seconds() * 1000)  # aware: an offset
 
@@ -167,7 +167,7 @@ class TimeZone:
         """Whether the zone observes daylight saving time at the instant ``utc_ms`` (timelib's ``dst``)."""
         if self.zone is None:
             return False
-        ms = min(max(utc_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        ms = _zone_ms(utc_ms)
         return bool((_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone).dst())
 
     def to_utc(self, local_ms: int, dst_hint: bool | None = None) -> int:
@@ -182,7 +182,7 @@ class TimeZone:
         and lookahead (west of it) are reproduced for the other shapes of change."""
         if self.fixed_ms is not None:
             return local_ms - self.fixed_ms
-        ms = min(max(local_ms, _MIN_DATETIME_MS + MS_PER_DAY), _MAX_DATETIME_MS - MS_PER_DAY)
+        ms = _zone_ms(local_ms)
         naive = _EPOCH + _dt.timedelta(milliseconds=ms)
         before = _offset_ms(naive.replace(tzinfo=self.zone))
         after = _offset_ms(naive.replace(tzinfo=self.zone, fold=1))
@@ -198,6 +198,19 @@ class TimeZone:
             return local_ms - (before if earlier else after)
         later = current == before and current <= 0 and current_dst and not hint
         return local_ms - (after if later else before)
+
+
+_ERA_MS = 146097 * MS_PER_DAY  # 400 Gregorian years: the calendar (weekdays included) repeats
+
+
+def _zone_ms(ms: int) -> int:
+    """An instant zoneinfo can look up standing for ``ms``: past year 9999 the same point of an
+    earlier 400-year cycle (the zone's last rule repeats with the calendar, as timelib applies the
+    tzfile's POSIX rule to any year); before year 1 the zone's earliest offset (its first period)."""
+    high = _MAX_DATETIME_MS - MS_PER_DAY
+    if ms > high:
+        ms -= ((ms - high) // _ERA_MS + 1) * _ERA_MS
+    return max(ms, _MIN_DATETIME_MS + MS_PER_DAY)
 
 
 def _offset_ms(aware: _dt.datetime) -> int:

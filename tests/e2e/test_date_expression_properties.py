@@ -26,6 +26,8 @@ import zoneinfo
 
 import pytest
 from bson.datetime_ms import DatetimeMS
+from bson.objectid import ObjectId
+from bson.timestamp import Timestamp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -200,6 +202,57 @@ def test_time_series_groups_by_date_trunc_like_a_regular_collection(db, values, 
         by_meta = [{"$group": {"_id": {"m": "$m", "t": {"$dateTrunc": trunc}}, "n": {"$sum": 1}}},
                    {"$sort": {"_id.m": 1, "_id.t": 1}}]
         assert list(db.ts.aggregate(by_meta)) == list(db.reg.aggregate(by_meta)), trunc
+
+
+# -------------------------------------------------------------------- Timestamp and ObjectId as dates
+
+@HYPO
+@given(seconds=st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=20), unit=st.sampled_from(UNITS),
+       zone=st.sampled_from(ALL_ZONES))
+def test_timestamps_and_object_ids_are_the_dates_of_their_seconds(db, seconds, unit, zone):
+    """coerceToDate: a Timestamp is its seconds, an ObjectId its creation second; every date
+    expression answers for them what it answers for that date."""
+    coll = db.c
+    coll.drop()
+    coll.insert_many([{"_id": i, "d": date_of(s * 1000), "ts": Timestamp(s, 7),
+                       "oid": ObjectId(s.to_bytes(4, "big") + bytes(8))} for i, s in enumerate(seconds)])
+
+    def of(path: str) -> dict:
+        return {"trunc": {"$dateTrunc": {"date": path, "unit": unit, "binSize": 3, "timezone": zone}},
+                "add": {"$dateAdd": {"startDate": path, "unit": unit, "amount": -5, "timezone": zone}},
+                "diff": {"$dateDiff": {"startDate": path, "endDate": dt.datetime(2000, 1, 1), "unit": unit,
+                                       "timezone": zone}},
+                "parts": {"$dateToParts": {"date": path, "timezone": zone, "iso8601": True}},
+                "week": {"$week": {"date": path, "timezone": zone}},
+                "text": {"$dateToString": {"date": path, "timezone": zone, "format": "%G-%V-%u %H:%M:%S %z"}}}
+
+    docs = list(coll.aggregate([{"$project": {"d": of("$d"), "ts": of("$ts"), "oid": of("$oid")}},
+                                {"$sort": {"_id": 1}}]))
+    for doc in docs:
+        assert doc["ts"] == doc["oid"] == doc["d"], doc
+
+
+@pytest.mark.parametrize("date, synthetic", [
+    (dt.datetime(1960, 1, 2, 3, 4, 5, 6000), True), (dt.datetime(1960, 1, 2, 3, 4, 4, 999000), False),
+    (dt.datetime(1960, 1, 2, 3, 4, 5), True), (dt.datetime(1960, 1, 2, 3, 4, 5, 1000), True),
+    (dt.datetime(1960, 1, 2, 3, 4, 5, 999000), True), (dt.datetime(1860, 1, 2, 3, 4, 5, 6000), False),
+    (dt.datetime(1969, 12, 31, 23, 59, 59), False), (EPOCH, False), (dt.datetime(2026, 12, 7, 8, 9, 10), False),
+])
+def test_server6189_date_parts_before_1970(db, date, synthetic):
+    """jstests/aggregation/bugs/server6189.js: the date-part operators on dates before 1970 (seconds
+    floor toward the past: 03:04:04.999 is second 4), before 1900, at -1 s and 0; 1960-01-02 is a
+    Saturday (dayOfWeek 7), day 2 of the year, week 0."""
+    coll = db.c
+    coll.drop()
+    coll.insert_one({"date": date})
+    ops = ["year", "month", "dayOfMonth", "hour", "minute", "second", "millisecond"]
+    (doc,) = coll.aggregate([{"$project": {"_id": 0, **{op: {f"${op}": "$date"} for op in ops},
+                                           "week": {"$week": "$date"}, "dayOfWeek": {"$dayOfWeek": "$date"},
+                                           "dayOfYear": {"$dayOfYear": "$date"}}}])
+    assert [doc[op] for op in ops] == [date.year, date.month, date.day, date.hour, date.minute, date.second,
+                                       date.microsecond // 1000]
+    if synthetic:
+        assert (doc["week"], doc["dayOfWeek"], doc["dayOfYear"]) == (0, 7, 2)
 
 
 # ----------------------------------------------------------------------------------- wire-level cases

@@ -285,3 +285,14 @@ def test_a_repeated_wall_time_built_from_parts_is_standard_time():
     # reached by $dateAdd from standard time the repeated time is standard too; from DST, DST
     assert dates.date_add(parts(AMSTERDAM, 2020, 1, 25, 2, 30), "month", 9, AMSTERDAM) == parts(UTC, 2020, 10, 25, 1, 30)
     assert dates.date_add(parts(AMSTERDAM, 2020, 9, 25, 2, 30), "month", 1, AMSTERDAM) == parts(UTC, 2020, 10, 25, 0, 30)
+
+
+def test_a_zone_keeps_its_rules_past_year_9999():
+    """Not from the C++ tests: timelib applies a tzfile's POSIX rule to any year, so a July date in
+    New York 146 million years on is in daylight saving time (-04:00) as it is today; the Gregorian
+    calendar repeats every 400 years, which is how ``dates`` looks the offset up."""
+    for year in (2021, 10_021, 146_000_021):
+        july, january = parts(UTC, year, 7, 4, 12), parts(UTC, year, 1, 4, 12)
+        assert (NY.offset_ms(july), NY.offset_ms(january)) == (-4 * 3_600_000, -5 * 3_600_000), year
+        assert NY.is_dst(july) and not NY.is_dst(january)
+        assert dates.date_trunc(july, "day", 1, NY) == parts(UTC, year, 7, 4, 4)
