@@ -130,7 +130,7 @@ def iso_weekday(days: int) -> int:
 class TimeZone:
     """A time zone: UTC, a fixed offset, or an IANA zone. Converts UTC millis <-> local millis."""
 
-    __slots__ = ("name", "fixed_ms", "zone", "epoch_dst")
+    __slots__ = ("name", "fixed_ms", "zone", "epoch_dst", "ref_ms", "ref_dst")
 
     def __init__(self, name: str, fixed_ms: int | None, zone: zoneinfo.ZoneInfo | None):
         self.name = name
@@ -139,6 +139,11 @@ class TimeZone:
         # The DST flag timelib gives a time built in this zone (from parts, from a string): the
         # zone's flag at the Unix epoch, where a new timelib time starts.
         self.epoch_dst = self.is_dst(0)
+        # $dateTrunc's reference point, 2000-01-01T00:00 local (the offset read at 2000-01-01T00:00Z,
+        # as mongod reads it), and its DST flag, which resolves the wall times of bin starts.
+        ref_utc = _REF_DAYS * MS_PER_DAY
+        self.ref_ms = ref_utc - self.offset_ms(ref_utc)
+        self.ref_dst = self.is_dst(self.ref_ms)
 
     @property
     def is_utc(self) -> bool:
@@ -152,23 +157,25 @@ class TimeZone:
         the string together with them, as with any other named zone."""
         return self.fixed_ms == 0 and (self.name == "UTC" or self.name[:1] in "+-")
 
+    def offset_and_dst(self, utc_ms: int) -> tuple[int, bool]:
+        """The zone's UTC offset in millis at the instant ``utc_ms`` and whether it observes
+        daylight saving time then (timelib's ``dst`` flag)."""
+        if self.fixed_ms is not None:
+            return self.fixed_ms, False
+        local = (_EPOCH_UTC + _dt.timedelta(milliseconds=_zone_ms(utc_ms))).astimezone(self.zone)
+        return _offset_ms(local), bool(local.dst())
+
     def offset_ms(self, utc_ms: int) -> int:
         """The zone's UTC offset in millis at the instant ``utc_ms``."""
         if self.fixed_ms is not None:
             return self.fixed_ms
-        ms = _zone_ms(utc_ms)
-        local = (_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone)
-        return int(cast(_dt.timedelta, local.utcoffset()).total_seconds() * 1000)  # aware: an offset
+        return self.offset_and_dst(utc_ms)[0]
 
     def to_local(self, utc_ms: int) -> int:
         return utc_ms + self.offset_ms(utc_ms)
 
     def is_dst(self, utc_ms: int) -> bool:
-        """Whether the zone observes daylight saving time at the instant ``utc_ms`` (timelib's ``dst``)."""
-        if self.zone is None:
-            return False
-        ms = _zone_ms(utc_ms)
-        return bool((_EPOCH_UTC + _dt.timedelta(milliseconds=ms)).astimezone(self.zone).dst())
+        return self.offset_and_dst(utc_ms)[1]
 
     def to_utc(self, local_ms: int, dst_hint: bool | None = None) -> int:
         """UTC millis of a local wall-clock time, resolved as mongod's timelib resolves it.
@@ -182,22 +189,30 @@ class TimeZone:
         and lookahead (west of it) are reproduced for the other shapes of change."""
         if self.fixed_ms is not None:
             return local_ms - self.fixed_ms
-        ms = _zone_ms(local_ms)
-        naive = _EPOCH + _dt.timedelta(milliseconds=ms)
+        # Offsets change at whole seconds: the answer for the wall second holds for its millis.
+        return local_ms - _wall_offset(self, local_ms // 1000, self.epoch_dst if dst_hint is None else dst_hint)
+
+    def _wall_offset(self, local_ms: int, hint: bool) -> int:
+        """``to_utc``'s offset for the wall time ``local_ms`` (a named zone)."""
+        naive = _EPOCH + _dt.timedelta(milliseconds=_zone_ms(local_ms))
         before = _offset_ms(naive.replace(tzinfo=self.zone))
         after = _offset_ms(naive.replace(tzinfo=self.zone, fold=1))
         if before <= after:  # one reading, or a skipped time: the offset before the change
-            return local_ms - before
+            return before
         # A repeated time: ``before`` is the offset of the earlier instant, ``after`` of the later one.
         # timelib first reads the offset at the wall time taken as a UTC instant ("current").
-        hint = self.epoch_dst if dst_hint is None else dst_hint
-        current = self.offset_ms(local_ms)
-        current_dst = self.is_dst(local_ms)
+        current, current_dst = self.offset_and_dst(local_ms)
         if current == after:  # the change lies behind that instant (zones at or east of UTC)
-            earlier = current >= 0 and hint and not current_dst
-            return local_ms - (before if earlier else after)
+            return before if current >= 0 and hint and not current_dst else after
         later = current == before and current <= 0 and current_dst and not hint
-        return local_ms - (after if later else before)
+        return after if later else before
+
+
+@lru_cache(maxsize=8192)
+def _wall_offset(tz: TimeZone, local_s: int, hint: bool) -> int:
+    """``TimeZone._wall_offset`` of a wall second, remembered: bin starts ($dateTrunc) and dates built
+    from parts repeat."""
+    return tz._wall_offset(local_s * 1000, hint)
 
 
 _ERA_MS = 146097 * MS_PER_DAY  # 400 Gregorian years: the calendar (weekdays included) repeats
@@ -293,7 +308,6 @@ def local_from_iso_parts(iso_year, iso_week=1, iso_dow=1, hour=0, minute=0, seco
 
 # ----------------------------------------------------------------------------------- trunc / add / diff
 
-_REF_UTC_MS = _REF_DAYS * MS_PER_DAY  # 2000-01-01T00:00:00Z, $dateTrunc's reference point in UTC
 DURATION_OVERFLOW = 159  # mongod's DurationOverflow (a Duration or Date_t past 64 bits)
 _MAX_TRUNC_BIN = 100_000_000_000  # mongod's limit on binSize for day and longer units (5439006)
 _MONTHS_PER_UNIT = {"month": 1, "quarter": 3, "year": 12}
@@ -313,18 +327,17 @@ def _week_start_offset(start_of_week: int) -> int:
 def date_trunc(utc_ms: int, unit: str, bin_size: int = 1, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
     """mongod's $dateTrunc (truncateDate): the start of the bin containing ``utc_ms``.
 
-    Bins count from the reference point 2000-01-01T00:00 local (its UTC offset read at
-    2000-01-01T00:00Z), moved to the first ``start_of_week`` day for weeks. Hours and smaller bin
-    absolute time; longer units count whole units from the reference in the local calendar and
-    the bin's start is the reference plus that many units ($dateAdd's rules, DST flag included).
-    Overflows answer mongod's codes: 5439002 (bin size in millis), 5439000 / 5439001 (the shifted
-    date or the result), 5439006 (a bin size over 1e11 units), 5976500 / 5166406 (from $dateAdd)."""
-    ref = _REF_UTC_MS - tz.offset_ms(_REF_UTC_MS)
+    Bins count from the reference point 2000-01-01T00:00 local (``tz.ref_ms``), moved to the first
+    ``start_of_week`` day for weeks. Hours and smaller bin absolute time; longer units count whole
+    units from the reference in the local calendar and the bin's start is the reference plus that
+    many units by $dateAdd's rules (the reference's DST flag resolving the wall time). Overflows
+    answer mongod's codes: 5439002 (bin size in millis), 5439000 / 5439001 (the shifted date or the
+    result), 5439006 (a bin size over 1e11 units), 5976500 / 5166406 (from $dateAdd)."""
     if unit in ("millisecond", "second", "minute", "hour"):
         step = FIXED_UNIT_MS[unit] * bin_size
         if step > INT64_MAX:
             raise MongoError(5439002, "dateTrunc overflowed")
-        shifted = utc_ms - ref
+        shifted = utc_ms - tz.ref_ms
         if not INT64_MIN <= shifted <= INT64_MAX:
             raise MongoError(5439000, "dateTrunc overflowed")
         result = utc_ms - shifted % step
@@ -333,10 +346,8 @@ def date_trunc(utc_ms: int, unit: str, bin_size: int = 1, tz: TimeZone = UTC, st
         return result
     if bin_size > _MAX_TRUNC_BIN:
         raise MongoError(5439006, "dateTrunc unsupported binSize value")
-    ref_days = _REF_DAYS
-    if unit == "week":
-        ref_days = _week_start_offset(start_of_week)
-        ref += (ref_days - _REF_DAYS) * MS_PER_DAY  # no DST change in early January 2000
+    # The reference in local time is midnight of its day: no DST change in early January 2000.
+    ref_days = _week_start_offset(start_of_week) if unit == "week" else _REF_DAYS
     days = tz.to_local(utc_ms) // MS_PER_DAY
     if unit == "day":
         distance = days - ref_days
@@ -345,7 +356,9 @@ def date_trunc(utc_ms: int, unit: str, bin_size: int = 1, tz: TimeZone = UTC, st
     else:
         y, m, _ = civil_from_days(days)
         distance = ((y - 2000) * 12 + m - 1) // _MONTHS_PER_UNIT[unit]
-    return date_add(ref, unit, distance // bin_size * bin_size, tz)
+    amount = distance // bin_size * bin_size
+    _check_amount(unit, amount)
+    return _checked(tz.to_utc(_add_local(ref_days * MS_PER_DAY, unit, amount), tz.ref_dst))
 
 
 def add_months_local(local_ms: int, months: int) -> int:
@@ -355,6 +368,26 @@ def add_months_local(local_ms: int, months: int) -> int:
     ny, nm = total // 12, total % 12 + 1
     nd = min(d, days_in_month(ny, nm))
     return days_from_civil(ny, nm, nd) * MS_PER_DAY + rem
+
+
+def _add_local(local_ms: int, unit: str, amount: int) -> int:
+    """Local millis plus ``amount`` days / weeks / months / quarters / years (month ends clamp)."""
+    if unit in ("day", "week"):
+        return local_ms + amount * FIXED_UNIT_MS[unit]
+    return add_months_local(local_ms, amount * _MONTHS_PER_UNIT[unit])
+
+
+def _check_amount(unit: str, amount: int) -> None:
+    """mongod's isDateAddAmountValid: |amount| roughly within a 64-bit millisecond date (5976500)."""
+    if not -_MAX_AMOUNT[unit] < amount < _MAX_AMOUNT[unit]:
+        raise MongoError(5976500, f"invalid dateAdd 'amount' parameter value: {amount} {unit}")
+
+
+def _checked(result_ms: int) -> int:
+    """A $dateAdd result, 5166406 past a 64-bit millisecond date (mongod checks seconds * 1000)."""
+    if not INT64_MIN <= result_ms // 1000 * 1000 <= INT64_MAX:
+        raise MongoError(5166406, "dateAdd overflowed")
+    return result_ms
 
 
 def date_add(utc_ms: int, unit: str, amount: int, tz: TimeZone = UTC) -> int:
@@ -370,20 +403,11 @@ def date_add(utc_ms: int, unit: str, amount: int, tz: TimeZone = UTC) -> int:
         if not INT64_MIN <= result <= INT64_MAX:
             raise MongoError(DURATION_OVERFLOW, f"Overflow while adding {amount}ms to {utc_ms}ms")
         return result
-    if not -_MAX_AMOUNT[unit] < amount < _MAX_AMOUNT[unit]:
-        raise MongoError(5976500, f"invalid dateAdd 'amount' parameter value: {amount} {unit}")
+    _check_amount(unit, amount)
     if unit in ("second", "minute", "hour"):
-        result = utc_ms + amount * FIXED_UNIT_MS[unit]
-    else:
-        local = tz.to_local(utc_ms)
-        if unit in ("day", "week"):
-            local += amount * FIXED_UNIT_MS[unit]
-        else:
-            local = add_months_local(local, amount * _MONTHS_PER_UNIT[unit])
-        result = tz.to_utc(local, tz.is_dst(utc_ms))
-    if not INT64_MIN <= result // 1000 * 1000 <= INT64_MAX:  # mongod checks seconds * 1000
-        raise MongoError(5166406, "dateAdd overflowed")
-    return result
+        return _checked(utc_ms + amount * FIXED_UNIT_MS[unit])
+    offset, dst = tz.offset_and_dst(utc_ms)
+    return _checked(tz.to_utc(_add_local(utc_ms + offset, unit, amount), dst))
 
 
 def date_diff(start_ms: int, end_ms: int, unit: str, tz: TimeZone = UTC, start_of_week: int = 7) -> int:
