@@ -63,6 +63,7 @@ class _Parsed:
     rel_days: int = 0
     rel_seconds: int = 0
     errors: list[tuple[int, str, str]] = field(default_factory=list)  # (position, message, character)
+    checked: bool = False  # the reader checked the date and time itself (a format: timelib's own checks)
 
     def error(self, pos: int, message: str, text: str) -> None:
         self.errors.append((pos, message, text[pos] if pos < len(text) else ""))
@@ -577,86 +578,119 @@ def _strtotime(text: str) -> _Parsed:
     return p
 
 
-_FORMAT_NUMBERS = {  # specifier: (digits, timelib's error when there are none)
-    "d": (2, "A two digit day could not be found"), "m": (2, "A two digit month could not be found"),
-    "Y": (4, "A four digit year could not be found"), "H": (2, "A two digit hour could not be found"),
-    "M": (2, "A two digit minute could not be found"), "S": (2, "A two digit second could not be found"),
-    "L": (3, "A three digit millisecond could not be found"),
-    "j": (3, "A three digit day-of-year could not be found"),
-    "G": (4, "A four digit ISO year could not be found"), "V": (2, "A two digit ISO week could not be found"),
-    "u": (1, "A single digit day of week could not be found"),
+# specifier: (most digits read, exactly that many, timelib's error when there are none). Every one
+# but the ISO ones first checks that a digit comes next ("Unexpected data found.", parsing goes on).
+_FORMAT_NUMBERS = {
+    "d": (2, False, "A two digit day could not be found"), "m": (2, False, "A two digit month could not be found"),
+    "Y": (4, False, "A four digit year could not be found"), "H": (2, False, "A two digit hour could not be found"),
+    "M": (2, True, "A two digit minute could not be found"), "S": (2, True, "A two digit second could not be found"),
+    "L": (3, False, "A three digit millisecond could not be found"),
+    "j": (3, False, "A three digit day-of-year could not be found"),
+    "G": (4, False, "A four digit ISO year could not be found"), "V": (2, False, "A two digit ISO week could not be found"),
+    "u": (1, False, "A single digit day of week could not be found"),
 }
+_ISO_RANGES = {"V": (1, 53, "ISO Week must be between 1 and 53"), "u": (1, 7, "Day of week must be between 1 and 7")}
 
 
 def _parse_with_format(text: str, fmt: str) -> _Parsed:
-    """timelib_parse_from_format with mongod's specifiers. The string and the format are C strings
-    there: each ends at its first NUL."""
+    """timelib_parse_from_format with mongod's specifiers ('%' prefixed). As timelib, an error does
+    not stop the reading (mongod reports them all); numbers skip what precedes them; %M and %S take
+    exactly two digits; %j is a 0-based day of the year after the year; %V and %u are range checked;
+    a field the format does not set stays unset (a date without a month or day is incomplete). The
+    string and the format are C strings there: each ends at its first NUL."""
     text, fmt = text.split("\0", 1)[0], fmt.split("\0", 1)[0]
     p = _Parsed()
-    nums: dict[str, int] = {}
+    iso: dict[str, int] = {}
     i = j = 0
+    prefix = False
     while i < len(fmt) and j < len(text):
-        if fmt[i] != "%" or i + 1 >= len(fmt) or fmt[i + 1] == "%":
+        begin = j
+        if fmt[i] != "%" if not prefix else fmt[i] == "%":  # a literal, or the second '%' of "%%"
             if text[j] != fmt[i]:
-                p.error(j, "Format literal not found", text)
-                return p
-            i, j = i + (2 if fmt[i] == "%" else 1), j + 1
+                p.error(begin, "Format literal not found", text)
+            i, j, prefix = i + 1, j + 1, False
             continue
-        f, begin = fmt[i + 1], j
-        i += 2
+        if fmt[i] == "%":
+            i, prefix = i + 1, True
+            continue
+        f, prefix = fmt[i], False
+        i += 1
         if f in _FORMAT_NUMBERS:
+            digits, exact, missing = _FORMAT_NUMBERS[f]
+            if f not in "GVu" and not _digit(text[j]):
+                p.error(begin, "Unexpected data found.", text)
+            if f == "j" and p.y is None:
+                p.error(begin, "A 'day of year' can only come after a year has been found", text)
             c = _Cursor(text, j)
-            value, n = c.nr(_FORMAT_NUMBERS[f][0])
+            value, n = c.nr(digits)
             j = c.i
-            if value is None:
-                p.error(begin, _FORMAT_NUMBERS[f][1], text)
-                return p
-            nums[f] = value * 10 ** (3 - n) if f == "L" else value  # '%L' of "8" is 800 ms
+            if value is None or (exact and n != digits):
+                p.error(begin, missing, text)
+                continue
+            if f in _ISO_RANGES and not _ISO_RANGES[f][0] <= value <= _ISO_RANGES[f][1]:
+                p.error(begin, _ISO_RANGES[f][2], text)
+                continue
+            if f in "GVu":
+                iso[f] = value
+                p.have_date = 1
+            elif f == "j":
+                if p.y is not None:  # the day counts from 0, as PHP's 'z'
+                    p.have_date = 1
+                    p.y, p.m, p.d = civil_from_days(days_from_civil(p.y, 1, 1) + value)
+            elif f in "dmY":
+                setattr(p, {"d": "d", "m": "m", "Y": "y"}[f], value)
+                p.have_date = 1
+            else:
+                p.have_time = 1
+                if f == "L":
+                    p.us = value * 10 ** (3 - n) * 1000  # '%L' of "8" is 800 ms
+                else:
+                    setattr(p, {"H": "h", "M": "i", "S": "s"}[f], value)
         elif f in ("b", "B"):
             c = _Cursor(text, j)
             month = c.month()
             j = c.i
             if month is None:
                 p.error(begin, "A textual month could not be found", text)
-                return p
-            nums["m"] = month
+                continue
+            p.m, p.have_date = month, 1
         elif f == "z":
             j, zone = _parse_zone(text, j)
             if zone is None:
-                p.error(begin, "The timezone could not be found in the database", text)
-                return p
+                # mongod's text for timelib's TIMELIB_ERR_TZID_NOT_FOUND
+                p.error(begin, "passing a time zone identifier as part of the string is not allowed", text)
+                continue
+            p.have_zone = 1
             p.zone_type, p.offset_s, p.abbr = zone
-        else:  # 'Z': an offset in minutes
-            m = _regex.match(r"[+-]?[0-9]{1,4}", text[j:])
+        else:  # 'Z': an offset in minutes, its sign required (timelib_parse_tz_minutes)
+            m = _regex.match(r"[+-][0-9]{1,4}", text[j:])
             if m is None:
                 p.error(begin, "Invalid timezone offset in minutes", text)
-                return p
-            p.zone_type, p.offset_s = 1, int(m.group(0)) * 60
+                continue
+            p.have_zone, p.zone_type, p.offset_s = 1, 1, int(m.group(0)) * 60
             j += m.end()
     if j < len(text):
         p.error(j, "Trailing data", text)
-    elif i < len(fmt):
+    if i < len(fmt):
         p.error(j, "Data missing", text)
-    if p.errors:
-        return p
-    natural, iso = nums.keys() & set("Ymdj"), nums.keys() & set("GVu")
-    if natural and iso:
+    if p.h is not None or p.i is not None or p.s is not None or p.us is not None:
+        p.h, p.i, p.s, p.us = (0 if v is None else v for v in (p.h, p.i, p.s, p.us))
+    if p.y is not None and iso:
         p.error(j, "Mixing of ISO dates with natural dates is not allowed", text)
-        return p
-    if natural or iso:
-        p.have_date = 1
-    if "G" in nums:
-        days = iso_week_start_days(nums["G"]) + (nums.get("V", 1) - 1) * 7 + nums.get("u", 1) - 1
+    if "G" in iso and (p.y is not None or p.m is not None or p.d is not None):
+        p.error(j, "Mixing of ISO dates with natural dates is not allowed", text)
+    if "G" in iso:
+        days = iso_week_start_days(iso["G"]) + (iso.get("V", 1) - 1) * 7 + iso.get("u", 1) - 1
         p.y, p.m, p.d = civil_from_days(days)
-    elif "Y" in nums:  # a missing month or day is the first
-        p.y, p.m, p.d = nums["Y"], nums.get("m", 1), nums.get("d", 1)
-        if "j" in nums:
-            p.y, p.m, p.d = civil_from_days(days_from_civil(p.y, 1, 1) + nums["j"] - 1)
-    elif not iso:  # without a year the date stays incomplete; ISO parts without one are invalid
-        p.m, p.d = nums.get("m"), nums.get("d")
-    if nums.keys() & set("HMSL"):
-        p.have_time = 1
-        p.h, p.i, p.s, p.us = nums.get("H", 0), nums.get("M", 0), nums.get("S", 0), nums.get("L", 0) * 1000
+    elif iso:
+        p.error(j, "The parsed date was invalid", text)
+    # timelib checks a time and a date only once all their fields are set
+    time_ok, date_ok = _valid(p)
+    if p.h is not None and p.i is not None and p.s is not None and not time_ok:
+        p.error(j, "The parsed time was invalid", text)
+    if p.y is not None and p.m is not None and p.d is not None and not date_ok:
+        p.error(j, "The parsed date was invalid", text)
+    p.checked = True
     return p
 
 
@@ -672,9 +706,9 @@ def _valid(p: _Parsed) -> tuple[bool, bool]:
 def _finish(p: _Parsed, text: str, tz: TimeZone | None) -> int:
     """mongod's TimeZoneDatabase::fromString after timelib: the UTC millis of the parsed fields."""
     time_ok, date_ok = _valid(p)
-    if p.have_time and not time_ok:
+    if p.have_time and not time_ok and not p.checked:
         p.errors.append((len(text), "The parsed time was invalid", ""))
-    if p.have_date and not date_ok:
+    if p.have_date and not date_ok and not p.checked:
         p.errors.append((len(text), "The parsed date was invalid", ""))
     if p.errors:
         detail = "; ".join(f"{pos}: {message} '{char}'" for pos, message, char in p.errors)

@@ -300,3 +300,45 @@ def test_date_from_parts_of_a_repeated_wall_time_is_standard_time(db, zone, wall
     names = ["year", "month", "day", "hour", "minute", "second"]
     (doc,) = project(db, [0], {"v": {"$dateFromParts": {**dict(zip(names, wall, strict=False)), "timezone": zone}}})
     assert doc["v"] == expected
+
+
+FORMAT_READS = [  # date_time_support_test.cpp TEST(DateFromString, *), through $dateFromString
+    ("2017-302", "%Y-%j", dt.datetime(2017, 10, 30)),  # %j counts from 0 (timelib): "2017, Day 303"
+    ("2017-07-04T10:56:02Z", "%Y-%m-%dT%H:%M:%SZ", dt.datetime(2017, 7, 4, 10, 56, 2)),
+    ("4/26/1992 7:05:09", "%m/%d/%Y %H:%M:%S", dt.datetime(1992, 4, 26, 7, 5, 9)),  # one-digit m, d, H read
+]
+FORMAT_FAILURES = [
+    ("2017", "%Y", 'an incomplete date/time string has been found, with elements missing: "2017"'),
+    ("2017-05", "%Y-%m", 'an incomplete date/time string has been found, with elements missing: "2017-05"'),
+    ("2017-01-01T00:1:00", "%Y-%m-%dT%H:%M:%S", "14: A two digit minute could not be found '1'"),
+    ("2017-01-01T00:00:1", "%Y-%m-%dT%H:%M:%S", "17: A two digit second could not be found '1'"),
+    ("2017-01-01T00:1:00", "%Y-%m-%dT%H%M%S",
+     "Error parsing date string '2017-01-01T00:1:00'; 13: Unexpected data found. ':'; 13: A two digit minute could "
+     "not be found ':'; 15: Unexpected data found. ':'"),
+    ("2017-55", "%G-%V", "5: ISO Week must be between 1 and 53 '5'"),
+    ("2017-8", "%G-%u", "5: Day of week must be between 1 and 7 '8'"),
+    ("2017-0", "%G-%u", "5: Day of week must be between 1 and 7 '0'"),
+    ("2017 500", "%G %Z", "5: Invalid timezone offset in minutes '5'"),
+    ("302", "%j", "0: A 'day of year' can only come after a year has been found '3'"),
+]
+
+
+@pytest.mark.parametrize("text, fmt, expected", FORMAT_READS, ids=[f for _, f, _ in FORMAT_READS])
+def test_date_from_string_reads_formats_as_timelib(db, text, fmt, expected):
+    """timelib_parse_from_format: numbers skip what precedes them and may be shorter than the
+    specifier's width (but %M and %S); %j is the 0-based day of the year."""
+    (doc,) = project(db, [0], {"v": {"$dateFromString": {"dateString": text, "format": fmt}}})
+    assert doc["v"] == expected
+
+
+@pytest.mark.parametrize("text, fmt, message", FORMAT_FAILURES, ids=[f"{t}|{f}" for t, f, _ in FORMAT_FAILURES])
+def test_date_from_string_format_failures(db, text, fmt, message):
+    """ConversionFailure with timelib's errors, all of them (the reading goes on after one): a
+    format that leaves the month or day unset is incomplete (no default); %M / %S need two digits;
+    %V is 1-53, %u 1-7; %Z needs its sign."""
+    coll = db.c
+    coll.drop()
+    coll.insert_one({"_id": 0})
+    with pytest.raises(OperationFailure) as e:
+        list(coll.aggregate([{"$project": {"v": {"$dateFromString": {"dateString": text, "format": fmt}}}}]))
+    assert e.value.code == 241 and message in e.value.details["errmsg"], e.value.details
