@@ -177,6 +177,9 @@ _FAST_TRUNC = {
 }
 
 
+_LAST_BIN_START = {unit: _dt.datetime.max - _dt.timedelta(milliseconds=ms) for unit, ms in dates.FIXED_UNIT_MS.items()}
+
+
 def _date_trunc_spec(args) -> dict:
     """ExpressionDateTrunc::parse: its own codes (5439007 object, 5439008 unknown argument, 5439009 /
     5439010 missing date / unit)."""
@@ -228,7 +231,8 @@ def compile_date_trunc(args, cc):
                 if lo <= v < hi:
                     return lo
                 lo = fast(v)
-                last[0] = (lo, lo + span)
+                # the last bin of 9999-12-31 ends past datetime's range: remember none
+                last[0] = (lo, lo + span) if lo <= _LAST_BIN_START[unit_c] else last[0]
                 return lo
             if nullish(v):
                 return None

@@ -390,3 +390,33 @@ def test_a_zone_keeps_its_rules_past_year_9999():
         assert (NY.offset_ms(july), NY.offset_ms(january)) == (-4 * 3_600_000, -5 * 3_600_000), year
         assert NY.is_dst(july) and not NY.is_dst(january)
         assert dates.date_trunc(july, "day", 1, NY) == parts(UTC, year, 7, 4, 4)
+
+
+EXTREMES = [-2**63, 2**63 - 1, -2**62, 2**62, -62135596800000, 253402300799999, 253402300800000, -62135596800001, 0, -1]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "+14:00",
+                                  "-12:00"])
+def test_date_expressions_at_the_ends_of_a_64_bit_date_answer_or_raise_mongods_errors(zone):
+    """Not from the C++ tests: at 64-bit millisecond extremes, datetime's year 1 / 9999 edges and
+    around the epoch, every date expression answers a value or one of mongod's errors (never a Python
+    exception: $dateTrunc's UTC fast path overflowed datetime on 9999-12-31T23:59:59.999)."""
+    failures = []
+    for ms in EXTREMES:
+        date = dates.from_millis(ms)
+        exprs = [{"$year": {"date": date, "timezone": zone}}, {"$isoWeekYear": {"date": date, "timezone": zone}},
+                 {"$dateToParts": {"date": date, "timezone": zone, "iso8601": True}},
+                 {"$dateToString": {"date": date, "timezone": zone}}, {"$week": {"date": date, "timezone": zone}}]
+        for unit in dates.TIME_UNITS:
+            exprs += [{"$dateTrunc": {"date": date, "unit": unit, "timezone": zone, "binSize": size}} for size in (1, 7)]
+            exprs += [{"$dateAdd": {"startDate": date, "unit": unit, "amount": n, "timezone": zone}} for n in (1, -1)]
+            exprs.append({"$dateDiff": {"startDate": date, "endDate": dates.from_millis(0), "unit": unit,
+                                        "timezone": zone}})
+        for expr in exprs:
+            try:
+                evaluate(expr, {})
+            except MongoError:
+                pass
+            except Exception as e:  # noqa: BLE001  # what the test looks for
+                failures.append((expr, repr(e)))
+    assert failures == []
