@@ -296,10 +296,16 @@ def test_date_overflows_answer_mongods_codes(db, expression, code):
 ], ids=["new_york-repeated", "london-repeated", "lord_howe-repeated", "new_york-skipped"])
 def test_date_from_parts_of_a_repeated_wall_time_is_standard_time(db, zone, wall, expected):
     """date_time_support_test.cpp (DateAdd_LordHoweTimezoneDST): a repeated wall time built from parts
-    is the standard-time instant; a skipped one moves forward by the gap."""
+    is the standard-time instant; a skipped one moves forward by the gap. A string read in the zone
+    ($dateFromString, free-form or with a format) is built the same way."""
     names = ["year", "month", "day", "hour", "minute", "second"]
-    (doc,) = project(db, [0], {"v": {"$dateFromParts": {**dict(zip(names, wall, strict=False)), "timezone": zone}}})
-    assert doc["v"] == expected
+    y, mo, d, h, mi, *rest = wall
+    text = f"{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{(rest or [0])[0]:02}"
+    (doc,) = project(db, [0], {
+        "v": {"$dateFromParts": {**dict(zip(names, wall, strict=False)), "timezone": zone}},
+        "s": {"$dateFromString": {"dateString": text, "timezone": zone}},
+        "f": {"$dateFromString": {"dateString": text, "format": "%Y-%m-%dT%H:%M:%S", "timezone": zone}}})
+    assert (doc["v"], doc["s"], doc["f"]) == (expected, expected, expected)
 
 
 FORMAT_READS = [  # date_time_support_test.cpp TEST(DateFromString, *), through $dateFromString
