@@ -34,6 +34,10 @@ from tidemark.query.stage_group import (
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.filters import FilterShape, shape_of
 
+# The bare {date, unit} $dateTrunc this path takes is UTC with binSize 1: query.dates.date_trunc's bins
+# count from 2000-01-01T00:00Z, a whole number of days after the epoch, so a bin start is
+# ``t - t % unit`` (floor, dates before 1970 included); tests/e2e/test_date_expression_properties.py
+# checks it against a regular collection.
 UNIT_MS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
 _ACCUMULATORS = {"$max", "$min", "$avg", "$sum", "$first", "$last", "$count"}
 _EPOCH = _dt.datetime(1970, 1, 1)
