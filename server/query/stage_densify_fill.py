@@ -2,7 +2,7 @@
 
 $densify ``{field, partitionByFields, range: {step, unit, bounds}}`` inserts documents so that, per
 partition, ``field`` takes every value of the grid ``lo + k*step`` below the upper bound (``unit``
-steps dates by calendar units through ``dates.date_add``). ``bounds``: "full" (the global min/max of
+steps dates by calendar units through ``dates.date_add``, each from the previous date as mongod does). ``bounds``: "full" (the global min/max of
 the field: every partition is filled up to the global maximum), "partition" (each partition's own),
 or ``[lo, hi]`` (upper bound exclusive; documents outside it pass through). Generated documents hold only the field and the partition fields. Output
 is ordered by partition, then by field; documents without the field come first, unchanged.
@@ -185,15 +185,14 @@ def parse_densify(spec: Any, ctx: PipelineContext) -> Stage:
         plus the step with $add's types, restarting from a document met on the grid, so generated
         values take the type of the last value seen (decimals stay decimals, doubles accumulate)."""
         if unit is not None:
-            k = 0
-            lo_ms, hi_ms = cast(int, dates.to_millis(lo)), cast(int, dates.to_millis(hi))  # dates (checked)
-            while True:
-                g = dates.date_add(lo_ms, unit, k * int(step_n))
-                if g > hi_ms or (g == hi_ms and not inclusive):
-                    return
+            # Each date is the previous one plus the step ($dateAdd, as DensifyValue::increment): month
+            # ends clamp and stay clamped (Jan 31, Feb 28, Mar 28, ...).
+            g, hi_ms = cast(int, dates.to_millis(lo)), cast(int, dates.to_millis(hi))  # dates (checked)
+            while g < hi_ms or (g == hi_ms and inclusive):
                 if g not in at:
                     yield dates.from_millis(g), g
-                k += 1
+                g = dates.date_add(g, unit, int(step_n))
+            return
         hi_n, cur = _position(hi), lo
         pos = _position(cur)
         while pos < hi_n or (pos == hi_n and inclusive):
