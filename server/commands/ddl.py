@@ -250,6 +250,9 @@ def check_validation_options(options: dict, *, current: dict | None = None, ns: 
     a collection validator (``C.parse_validator``) under the level and action it will have, so a collMod
     of only the level or action re-parses the current validator (encryption keywords: 224)."""
     level = options.get("validationLevel")
+    for field in ("validationLevel", "validationAction"):  # IDL enums: a string first (14), then a member
+        if options.get(field) is not None and type(options[field]) is not str:
+            raise wrong_type(field, options[field], "string")
     if level is not None and level not in ("off", "strict", "moderate"):
         raise MongoError(ErrorCode.BadValue,
                          f"Enumeration value '{level}' for field 'validationLevel' is not a valid value.")

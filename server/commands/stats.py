@@ -238,7 +238,8 @@ async def data_size(ctx: CommandContext, cmd: dict) -> dict:
     (``maxReached``); ``estimate`` counts each document at the average size."""
     target = cmd.get("dataSize", cmd.get("datasize"))
     if type(target) is not str or "." not in target:
-        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{target}'")
+        shown = target if type(target) is str else C.format_value(target)
+        raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{shown}'")
     low, high, key_pattern = (C.doc_arg(cmd, f, "dataSize") for f in ("min", "max", "keyPattern"))
     estimate = _safe_bool(cmd, "estimate")
     max_size, max_objects = (_safe_int64(cmd, f) for f in ("maxSize", "maxObjects"))

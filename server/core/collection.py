@@ -45,6 +45,7 @@ from tidemark.query.index_keys import (
     key_fields,
     keyer_for,
 )
+from tidemark.query.value_repr import bson_repr
 from tidemark.storage.catalog import check_creatable
 from tidemark.storage.errors import InvalidNamespace
 
@@ -661,7 +662,7 @@ def format_value(v: Any) -> str:
         return "{ " + ", ".join(f"{k}: {format_value(x)}" for k, x in v.items()) + " }" if v else "{}"
     if isinstance(v, list):
         return "[ " + ", ".join(format_value(x) for x in v) + " ]" if v else "[]"
-    return str(v)
+    return bson_repr(v)  # the other BSON types as query.value_repr renders them (BinData, Decimal128...)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -374,7 +374,9 @@ def _compile_meta(name: Any) -> Compiled:
     """``{$meta: "textScore" | "geoNearDistance" | "geoNearPoint" | "indexKey" | "sortKey"}`` from the
     read's DocMeta table; missing when the read has none for the document (``indexKey`` off an index
     scan, ``sortKey`` where no sort ran, or where no projection asked for it: ``DocMeta.wants``)."""
-    if type(name) is not str or name not in docmeta.NAMES:
+    if type(name) is not str:
+        raise MongoError(17307, "$meta only supports string arguments")
+    if name not in docmeta.NAMES:
         raise MongoError(17308, f"Unsupported argument to $meta: {name}")
     if name not in docmeta.SUPPORTED:
         raise MongoError(ErrorCode.QueryFeatureNotAllowed, f"$meta {name!r} is not supported by Tidemark")

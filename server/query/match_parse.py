@@ -52,6 +52,7 @@ from tidemark.query.match_ast import (
 )
 from tidemark.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
 from tidemark.query.text_search import parse_text
+from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS",
@@ -311,14 +312,14 @@ def _parse_sample_rate(value: Any, sub: bool) -> Node:
 
 def _integer_arg(value: Any, name: str) -> int:
     if not is_number(value):
-        raise MongoError(ErrorCode.FailedToParse, f"Expected a number in: {name}: {value!r}")
+        raise MongoError(ErrorCode.FailedToParse, f"Expected a number in: {name}: {bson_repr(value)}")
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value) or value != int(value):
-            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {value!r}")
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {bson_repr(value)}")
     if isinstance(value, Decimal128):
         d = value.to_decimal()
         if not d.is_finite() or d != int(d):
-            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {value!r}")
+            raise MongoError(ErrorCode.FailedToParse, f"Expected an integer: {name}: {bson_repr(value)}")
         return int(d)
     return int(value)
 
@@ -557,11 +558,11 @@ def _parse_bitmask(op: str, arg: Any) -> int:
     if is_number(arg):
         value = _integer_arg(arg, op)
         if value < 0:
-            raise MongoError(ErrorCode.FailedToParse, f"Expected a positive number in: {op}: {arg!r}")
+            raise MongoError(ErrorCode.FailedToParse, f"Expected a positive number in: {op}: {bson_repr(arg)}")
         return value
     if isinstance(arg, (bytes, Binary)):
         return int.from_bytes(bytes(arg), "little")
-    raise MongoError(ErrorCode.BadValue, f"{op} takes an Array, a number, or a BinData but received: {arg!r}")
+    raise MongoError(ErrorCode.BadValue, f"{op} takes an Array, a number, or a BinData but received: {op}: {bson_repr(arg)}")
 
 
 def _parse_all(path: str, arg: Any, *, sub: bool) -> Node:

@@ -609,7 +609,7 @@ def _need(ctx_fn, name):
 
 def parse_coll_stats(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
-        raise MongoError(5447000, f"$collStats must take a nested object but found: {spec}")
+        raise MongoError(5447000, f"$collStats must take a nested object but found: $collStats: {bson_repr(spec)}")
     for k, v in spec.items():  # mongod's IDL (DocumentSourceCollStatsSpec), field by field
         if k not in ("latencyStats", "storageStats", "count", "queryExecStats"):
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '$collStats.{k}' is an unknown field.")

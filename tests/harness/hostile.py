@@ -33,6 +33,9 @@ CODELESS = {"splitVector": "no key pattern found in splitVector",
             "checkShardingIndex": "no key pattern found in checkShardingindex"}
 
 
+# Python's own renderings of BSON values, which never appear in mongod's messages
+PY_REPR = re.compile(r"DatetimeMS\(|(?<![\w.$'])b'|(?<![\w.$])b\"|Binary\(|Int64\(|Decimal128\(|datetime\.datetime\(|UUID\('|Code\(|"
+                     r"SON\(|\bNone\b|\bTrue\b|\bFalse\b")
 _JS_ERROR = re.compile(r"(ReferenceError|SyntaxError|TypeError|RangeError|InternalError|Error): ")
 
 
@@ -110,8 +113,11 @@ def problem(body: dict, reply: dict) -> str | None:
     # defined :\n@:1" — the script's own error, not the server's internals
     if reply.get("code") == 139 and _JS_ERROR.match(str(reply.get("errmsg", ""))):
         return None
-    if LEAK.search(str(reply.get("errmsg", "")).replace("onError: ", "")):  # (a spec's own field, echoed)
-        return f"{_shown(body)} -> leaks: {str(reply.get('errmsg'))[:200]}"
+    errmsg = str(reply.get("errmsg", ""))
+    if LEAK.search(errmsg.replace("onError: ", "")):  # (a spec's own field, echoed)
+        return f"{_shown(body)} -> leaks: {errmsg[:200]}"
+    if PY_REPR.search(errmsg):
+        return f"{_shown(body)} -> a Python rendering: {errmsg[:200]}"
     return None
 
 

@@ -8,9 +8,13 @@ each query operator as ``{a: {<op>: v}}`` (the top-level ones as ``{<op>: v}``);
 operator as ``{a: {<op>: v}}``; each expression operator as ``{$project: {x: {<op>: v}}}`` and with
 ``v`` as every argument of a two-argument list; each accumulator in ``$group``; each window function in
 ``$setWindowFields`` with and without a window. The values are ``harness.hostile.HOSTILE``, the edges of
-each BSON type."""
+each BSON type. One level deeper, the "named arguments" run gives each operator a document of one to four
+of the argument names operators take (``NAMED``), valued at random among the hostile values and plausible
+ones (a seeded run: the same requests every time)."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 from harness.hostile import DB, HOSTILE, send_all
@@ -21,11 +25,48 @@ TOP_LEVEL_QUERY = frozenset({"$and", "$or", "$nor", "$expr", "$where", "$text", 
                              "$alwaysTrue", "$alwaysFalse", "$sampleRate"})
 
 
+NAMED = """path as from localField foreignField pipeline let into on coll db size by output sortBy partitionBy
+range step field unit bounds groupBy buckets boundaries default near distanceField maxDistance minDistance key
+query includeArrayIndex preserveNullAndEmptyArrays newRoot timeField metaField _id n input startWith
+connectFromField connectToField maxDepth depthField restrictSearchWithMatch whenMatched whenNotMatched date
+timezone binSize startOfWeek format onError onNull amount startDate endDate find replacement regex options chars
+vars in cond then else branches if case to p method initialExpr window documents alpha N spherical includeLocs
+distanceMultiplier granularity fields values arrays useLongestLength count allUsers idleCursors localOps
+fullDocument caseSensitive diacriticSensitive language""".split()
+PLAUSIBLE = ["$a", "$m", "$t", 1, "a", {"a": 1}, [1, 2], "day", "hour", "UTC"]
+NAMED_RUN = 6_000
+
+
+def _named_bodies(rng: random.Random):
+    stages = sorted(pipeline.STAGES or pipeline._stage_table())
+    exprs = sorted(set(expressions.OPERATORS) | expressions.SPECIAL_OPERATORS)
+    accs, wins = sorted(accumulators.ACCUMULATORS), sorted(windows.WINDOW_FUNCTIONS)
+
+    def spec() -> dict:
+        return {k: rng.choice(HOSTILE + PLAUSIBLE) for k in rng.sample(NAMED, rng.randint(1, 4))}
+
+    for _ in range(NAMED_RUN):
+        target, kind = rng.choice(["c", "ts"]), rng.randrange(4)
+        if kind == 0:
+            stage = {rng.choice(stages): spec()}
+        elif kind == 1:
+            stage = {"$project": {"x": {rng.choice(exprs): spec()}}}
+        elif kind == 2:
+            stage = {"$group": {"_id": None, "x": {rng.choice(accs): spec()}}}
+        else:
+            window = {"window": spec()} if rng.random() < 0.5 else {}
+            stage = {"$setWindowFields": {"sortBy": {"a": 1}, "output": {"x": {rng.choice(wins): spec(), **window}}}}
+        yield _aggregate(target, [stage])
+
+
 def _aggregate(target: str, stages: list) -> dict:
     return {"aggregate": target, "pipeline": stages, "cursor": {}, "$db": DB}
 
 
 def _bodies(kind: str):
+    if kind == "named arguments":
+        yield from _named_bodies(random.Random(62))
+        return
     for target in ("c", "ts"):
         for value in HOSTILE:
             if kind == "stages":
@@ -54,7 +95,8 @@ def _bodies(kind: str):
 
 @pytest.mark.slow
 @pytest.mark.commands("aggregate", "find")
-@pytest.mark.parametrize("kind", ["stages", "query", "projection", "expressions", "accumulators", "windows"])
+@pytest.mark.parametrize("kind", ["stages", "query", "projection", "expressions", "accumulators", "windows",
+                                  "named arguments"])
 def test_every_operator_answers_hostile_argument_values_with_a_mongodb_error(start_server, kind):
     srv = start_server()
     sent, problems = send_all(srv.port, _bodies(kind))
