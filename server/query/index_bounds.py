@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bson.binary import Binary
 from bson.datetime_ms import DatetimeMS
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
@@ -37,10 +38,11 @@ from tidemark.query.access_path import Interval
 from tidemark.query.collation import same as same_collation
 from tidemark.query.index_keys import MULTIKEY_FLAG, collated_key_value, index_collation, key_fields
 from tidemark.query.match_leaf import has_strings
+from tidemark.query.match_parse import true_value
 from tidemark.query.match_regex import is_regex, pattern_and_options
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import compare
-from tidemark.storage.keys import encode_key
+from tidemark.storage.keys import UNDEFINED, encode_key
 
 MAX_INTERVALS = 1000  # beyond this many combinations of several components' points, each collapses to its hull
 
@@ -67,6 +69,9 @@ class FieldBounds:
     # some conjunct on the path is false of a document lacking it (``excludes_missing``): every document
     # the filter matches holds the path, so a sparse index, which leaves such documents out, may serve it
     present: bool = False
+    # the bounds come from ``$exists`` or ``$type`` alone (``type_bounds``): a btree index's, which only
+    # regular indexes take (``special_index_bounds`` leaves them out for wildcard, hashed, geo and text)
+    weak: bool = False
 
     @property
     def is_point(self) -> bool:
@@ -117,6 +122,7 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
         return out
     conjuncts: list[tuple[str, Any]] = []
     _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
+    weak: dict[str, FieldBounds] = {}  # a path's $type / $exists bounds, for a path nothing else bounds
     for path, cond in conjuncts:
         b = out.get(path)
         if b is None:
@@ -144,13 +150,55 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
                 elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
                     if b.points is None and b.hi is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
+                elif op == "$type" or op == "$exists" and path not in weak:
+                    typed = type_bounds(op, arg)
+                    if typed is not None:
+                        weak[path] = typed
         elif type(cond) is _ExprRange:
             _add_expr_range(b, cond)
         elif is_regex(cond):
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
+    for path, typed in weak.items():
+        b = out[path]
+        if not (b.is_point or b.is_range):  # (any other bound is within these: the tighter one is kept)
+            b.points, b.ranges, b.weak = typed.points, typed.ranges, True
     return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
+
+
+def type_bounds(op: str, arg: Any) -> FieldBounds | None:
+    """The bounds of ``{$exists: arg}`` or ``{$type: arg}`` (parsed and checked before planning), as
+    mongod's IndexBoundsBuilder makes them: ``$exists: true`` every key ``[MinKey, MaxKey]``, ``$exists:
+    false`` the null key (a missing field's); ``$type`` each type's bracket (``appendMinForType`` /
+    ``appendMaxForType``: numbers ``[nan.0, inf.0]``, strings ``["", {})``, a variable-width type's end the
+    next type's first value, excluded), ``"array"`` every key (an array is keyed by its elements). None
+    when a type has no bracket here (regex, dbPointer, javascript: ``_TYPE_RANGES``)."""
+    if op == "$exists":
+        return FieldBounds(ranges=[(_BOTTOM, _TOP, True, True)]) if true_value(arg) else FieldBounds(points=[None])
+    ranges = []
+    for entry in arg if isinstance(arg, list) else [arg]:
+        code: Any = entry if type(entry) is str else _type_code(entry)
+        if code == "array" or code == 4:
+            return FieldBounds(ranges=[(_BOTTOM, _TOP, True, True)])
+        found = _TYPE_RANGES.get(code)
+        if found is None:
+            return None
+        ranges.append(found)
+    if not ranges:
+        return None
+    return FieldBounds(ranges=_union(ranges))
+
+
+def _type_code(entry: Any) -> int | None:
+    """A ``$type`` number as an int (``2.0``, ``Int64(2)``), None for anything else."""
+    if isinstance(entry, bool) or not isinstance(entry, int | float | Decimal128):
+        return None
+    number = entry.to_decimal() if isinstance(entry, Decimal128) else entry
+    try:
+        return int(number) if number == int(number) else None
+    except (ValueError, OverflowError, ArithmeticError):
+        return None
 
 
 _ORDER_OPS = frozenset({"$gt", "$gte", "$lt", "$lte"})
@@ -185,23 +233,31 @@ def excludes_missing(cond: Any) -> bool:
 # mongod's BoundsTightness (index_bounds_builder.cpp), for the shapes Tidemark bounds: a key inside the
 # bounds of an equality, ``$in`` or range on one of these values is a document the condition matches
 # (a key is a value the document holds on the path, an array's element included, so this also holds
-# for a document that makes the index multikey after the plan was chosen). Everything else is INEXACT
-# and stays in the FETCH filter: null (missing shares its key), regexes (a prefix range
-# and the regex value), arrays and documents as values, MinKey/MaxKey, NaN, infinities, Decimal128,
-# timestamps, binary data, ``$ne``/``$nin``/``$not``,
-# ``$elemMatch``, ``$type``, ``$exists``, ``$expr``. Strings are EXACT only where the index holds them
-# as they are (no collation: ``bounds_for_index`` makes new, inexact bounds of collated strings).
+# for a document that makes the index multikey after the plan was chosen). Numbers of every type are
+# keyed by their exact value (storage.keys, KEY_FORMAT 2), Decimal128 and the infinities too, and the
+# matcher compares them so: NaN equals NaN (a point, EXACT), but a range of NaN is no interval of its
+# own here (``$gte: NaN`` is NaN alone to mongod), so it stays INEXACT. ``$type: "number"`` alone is EXACT
+# (its bracket, NaN to +inf, is every number key), ``$exists: true`` on a sparse index of one field
+# (the documents it holds are those having the field). Everything else is INEXACT and stays in the FETCH
+# filter: null (missing shares its key), regexes (a prefix range and the regex value), arrays and
+# documents as values, MinKey/MaxKey, timestamps, binary data, other ``$type``s (a bracket shares
+# types: int with double, null with missing), ``$exists`` elsewhere, ``$ne``/``$nin``/``$not``,
+# ``$elemMatch``, ``$expr``. Strings are EXACT only where the index holds them as they are (no collation:
+# ``bounds_for_index`` makes new, inexact bounds of collated strings).
 _LOWER_OPS = frozenset({"$gt", "$gte"})
 _UPPER_OPS = frozenset({"$lt", "$lte"})
 
 
-def _exact_bracket(v: Any) -> str | None:
-    """The type bracket of a value an index key holds exactly (``tight_condition``), else None."""
+def _exact_bracket(v: Any, point: bool = False) -> str | None:
+    """The type bracket of a value an index key holds exactly (``tight_condition``), else None. NaN
+    only as a ``point`` (an equality or a ``$in`` value)."""
     t = type(v)
     if t is int or t is Int64:
         return "number"
     if t is float:
-        return "number" if math.isfinite(v) else None  # (keys order numbers by exact value)
+        return "number" if point or v == v else None
+    if t is Decimal128:
+        return "number" if point or not v.to_decimal().is_nan() else None
     if t is str:
         return "string"
     if t is bool:
@@ -213,20 +269,27 @@ def _exact_bracket(v: Any) -> str | None:
     return None
 
 
-def tight_condition(path: str, cond: Any) -> bool:
+def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     """Whether the bounds ``extract_bounds`` makes of ``{path: cond}`` alone decide it exactly: an
     equality (``v``, ``{$eq: v}``), a non-empty ``$in`` or a range (one lower and/or one upper bound of
-    one type bracket) of values ``_exact_bracket`` accepts, on a path without a numeric component
-    (the matcher also reads ``a.0`` as the field "0" of each document element, the index does not)."""
+    one type bracket) of values ``_exact_bracket`` accepts, ``{$type: "number"}``, or ``{$exists: true}``
+    when the index is sparse with this one field (``sparse_single``), on a path without a numeric
+    component (the matcher also reads ``a.0`` as the field "0" of each document element, the index does
+    not)."""
     if path.isdigit() or "." in path and any(part.isdigit() for part in path.split(".")):
         return False
     if not _operator_document(cond):
-        return _exact_bracket(cond) is not None
-    if len(cond) == 1 and "$eq" in cond:
-        return _exact_bracket(cond["$eq"]) is not None
-    if len(cond) == 1 and "$in" in cond:
-        values = cond["$in"]
-        return type(values) is list and bool(values) and all(_exact_bracket(v) is not None for v in values)
+        return _exact_bracket(cond, point=True) is not None
+    if len(cond) == 1:
+        (op, arg), = cond.items()
+        if op == "$eq":
+            return _exact_bracket(arg, point=True) is not None
+        if op == "$in":
+            return type(arg) is list and bool(arg) and all(_exact_bracket(v, point=True) is not None for v in arg)
+        if op == "$type":
+            return arg == "number" or arg == ["number"]
+        if op == "$exists":
+            return sparse_single and true_value(arg)
     lower = [op for op in cond if op in _LOWER_OPS]
     upper = [op for op in cond if op in _UPPER_OPS]
     if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(cond):
@@ -541,6 +604,12 @@ def _fmt(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, float) and math.isinf(v):
         return "inf.0" if v > 0 else "-inf.0"
+    if isinstance(v, float) and math.isnan(v):
+        return "nan.0"
+    if v is UNDEFINED:
+        return "undefined"
+    if isinstance(v, bytes):  # (Binary too) as mongod's BSONElement::toString: subtype, hex digits
+        return f"BinData({v.subtype if isinstance(v, Binary) else 0}, {bytes(v).hex().upper()})"
     if type(v) is DatetimeMS:  # (a date past datetime's range: the ends of the date bracket)
         return f"new Date({int(v)})"
     if isinstance(v, datetime.datetime | ObjectId | Timestamp | Decimal128):
@@ -578,6 +647,27 @@ def _bracket_end(value: Any, *, maximum: bool) -> tuple[str, bool] | None:
 _DATE_MIN, _DATE_MAX = DatetimeMS(-(2 ** 63)), DatetimeMS(2 ** 63 - 1)
 _OID_MIN, _OID_MAX = ObjectId("0" * 24), ObjectId("f" * 24)
 _TS_MIN, _TS_MAX = Timestamp(0, 0), Timestamp(4294967295, 4294967295)
+
+# One type's bracket of keys, by ``$type`` alias or number, as mongod 7.0 bounds it (appendMinForType to
+# appendMaxForType; a variable-width type's end is the next type's first value, excluded): explain shows
+# these. Symbols are strings to the codec; regex, dbPointer and javascript (with scope) are not bounded.
+_NUMBER_RANGE = (math.nan, math.inf, True, True)
+_STRING_RANGE: tuple = ("", {}, True, False)
+_TYPE_RANGES: dict[Any, tuple] = {
+    "number": _NUMBER_RANGE, "double": _NUMBER_RANGE, 1: _NUMBER_RANGE, "int": _NUMBER_RANGE, 16: _NUMBER_RANGE,
+    "long": _NUMBER_RANGE, 18: _NUMBER_RANGE, "decimal": _NUMBER_RANGE, 19: _NUMBER_RANGE,
+    "string": _STRING_RANGE, 2: _STRING_RANGE, "symbol": _STRING_RANGE, 14: _STRING_RANGE,
+    "object": ({}, [], True, False), 3: ({}, [], True, False),
+    "binData": (b"", _OID_MIN, True, False), 5: (b"", _OID_MIN, True, False),
+    "undefined": (UNDEFINED, UNDEFINED, True, True), 6: (UNDEFINED, UNDEFINED, True, True),
+    "objectId": (_OID_MIN, _OID_MAX, True, True), 7: (_OID_MIN, _OID_MAX, True, True),
+    "bool": (False, True, True, True), 8: (False, True, True, True),
+    "date": (_DATE_MIN, _DATE_MAX, True, True), 9: (_DATE_MIN, _DATE_MAX, True, True),
+    "null": (None, None, True, True), 10: (None, None, True, True),
+    "timestamp": (_TS_MIN, _TS_MAX, True, True), 17: (_TS_MIN, _TS_MAX, True, True),
+    "minKey": (_BOTTOM, _BOTTOM, True, True), -1: (_BOTTOM, _BOTTOM, True, True),
+    "maxKey": (_TOP, _TOP, True, True), 127: (_TOP, _TOP, True, True),
+}
 
 
 def bracket_end(value: Any, *, maximum: bool) -> tuple[Any, bool] | None:
@@ -644,6 +734,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
     planner drops them from the FETCH filter (planner_access.cpp)."""
     fields, directions = key_fields(spec["key"])
     multikey = multikey_index(spec, multikey_default)
+    sparse_single = bool(spec.get("sparse")) and len(fields) == 1  # (mongod's EXACT $exists: true)
     per_component: list[list[tuple]] = []
     shown_ranges: dict[str, tuple[list[tuple], int]] = {}  # explain's, in key order once rendered
     bounded = True
@@ -663,7 +754,8 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
             bounded_heads.add(head)
         arrays = multikey and f not in scalar_paths
         ranges = _component_ranges(b, d, arrays, encoded if d == 1 else None)
-        if exact is not None and b is not None and b.exact is not None and tight_condition(f, b.exact) and \
+        if exact is not None and b is not None and b.exact is not None and \
+                tight_condition(f, b.exact, sparse_single) and \
                 not (arrays and b.lo is not _MISSING and b.hi is not _MISSING):
             # (on a path that may hold an array a range keeps one side: {$gt: 5, $lt: 8} matches [1, 10]
             # with no key in (5, 8), so the scan reads (5, inf] and the filter decides the rest; a point,
@@ -842,11 +934,20 @@ def _piece(value_range: tuple, d: int,
 
 
 def without_expr_ranges(bounds: dict[str, FieldBounds]) -> dict[str, FieldBounds]:
-    """``bounds`` less the ``$expr`` order comparisons' ranges, for the indexes whose keys may hold an
-    array's elements (wildcard, hashed, geo, text)."""
+    """``bounds`` less the ``$expr`` order comparisons' ranges, for an index whose keys may hold an
+    array's elements."""
     if not any(b.expr_range for b in bounds.values()):
         return bounds
     return {p: b for p, b in bounds.items() if not b.expr_range}
+
+
+def special_index_bounds(bounds: dict[str, FieldBounds]) -> dict[str, FieldBounds]:
+    """``bounds`` for the indexes that are no btree of the values (wildcard, hashed, geo, text): less the
+    ``$expr`` order comparisons' ranges (their keys may hold an array's elements) and the ``$exists`` /
+    ``$type`` brackets (``FieldBounds.weak``: those indexes read them their own way, or not at all)."""
+    if not any(b.expr_range or b.weak for b in bounds.values()):
+        return bounds
+    return {p: b for p, b in bounds.items() if not (b.expr_range or b.weak)}
 
 
 def multikey_index(spec: dict, multikey_default: bool) -> bool:
@@ -884,8 +985,9 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
         return bounds, True
     out: dict[str, FieldBounds] = {}
     for path, b in bounds.items():
-        if b.ranges is not None and b.points is None and icoll is not None:
-            continue  # a regex's prefix is in code point order, not the index's collation order
+        if b.ranges is not None and b.points is None and icoll is not None and (
+                not b.weak or any(has_strings(v) for v in b.values())):
+            continue  # a regex's prefix (a string bracket) is in code point order, not the index's collation order
         if not any(has_strings(v) for v in b.values()):
             out[path] = b
         elif same:

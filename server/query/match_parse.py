@@ -56,7 +56,7 @@ from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS",
-           "INTERNAL_EXPR_OPS"]
+           "INTERNAL_EXPR_OPS", "true_value"]
 
 _UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
@@ -392,7 +392,7 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
         node = _parse_in(path, arg)
         return node if op == "$in" else Not(node)
     if op == "$exists":
-        return Exists(path) if _true_value(arg) else Not(Exists(path))
+        return Exists(path) if true_value(arg) else Not(Exists(path))
     if op == "$type":
         return Type(path, _parse_type_set(arg, "$type"))
     if op == "$size":
@@ -420,7 +420,8 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
     raise MongoError(ErrorCode.BadValue, f"unknown operator: {op}")
 
 
-def _true_value(v: Any) -> bool:
+def true_value(v: Any) -> bool:
+    """mongod's BSONElement::trueValue, as ``$exists`` reads its argument (also ``index_bounds``)."""
     if v is None or v is False:
         return False
     if is_number(v):

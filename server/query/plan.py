@@ -32,6 +32,7 @@ from tidemark.query.index_bounds import (
     build_intervals,
     extract_bounds,
     multikey_index,
+    special_index_bounds,
     without_expr_ranges,
 )
 from tidemark.query.index_keys import (
@@ -279,26 +280,27 @@ def _choose_plan(indexes: list[dict], filter: dict | None, sort: dict | None, hi
         return Plan("COLLSCAN", natural_reverse=key_direction(hint["$natural"]) < 0)
     all_bounds = extract_bounds(filter, variables)
     if filter and plan_special.mentions_special(filter) or filter and "$or" in filter:
-        special = plan_special.special_plan(indexes, filter, extract_bounds(filter, with_expr=False), union, collation)
+        special = plan_special.special_plan(indexes, filter, special_index_bounds(
+            extract_bounds(filter, with_expr=False)), union, collation)
         if special is not None:
             return special
     if hint is not None and hint != {} and hint != "":
         spec = find_hinted_index(indexes, hint)
         if is_special(spec["key"]):
-            return plan_special.hinted_plan(spec, filter, without_expr_ranges(all_bounds))
+            return plan_special.hinted_plan(spec, filter, special_index_bounds(all_bounds))
         if is_wildcard(spec["key"]):
-            return hinted_wildcard_plan(spec, filter, without_expr_ranges(all_bounds), collation, sort, multikey_default)
+            return hinted_wildcard_plan(spec, filter, special_index_bounds(all_bounds), collation, sort, multikey_default)
         return plan_for(spec, all_bounds, sort, multikey_default, collation, scalar_paths)
     found = best_index(indexes, filter, all_bounds, sort, collation, multikey_default)
     if found is not None:
         return plan_for(found, all_bounds, sort, multikey_default, collation, scalar_paths)
     if filter:
-        wildcard = best_wildcard_plan(indexes, filter, without_expr_ranges(all_bounds), collation, sort, multikey_default)
+        wildcard = best_wildcard_plan(indexes, filter, special_index_bounds(all_bounds), collation, sort, multikey_default)
         if wildcard is not None:
             return wildcard
     if any(is_special(spec["key"]) for spec in indexes):
         fallback = plan_special.fallback_plan(indexes, filter,
-                                              bounds_for_hashed(indexes, without_expr_ranges(all_bounds), collation))
+                                              bounds_for_hashed(indexes, special_index_bounds(all_bounds), collation))
         if fallback is not None:
             return fallback
     if sort:

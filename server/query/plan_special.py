@@ -357,10 +357,11 @@ def _text_union(filter: dict, indexes: list[dict], path: tuple, siblings: list[P
     holder = next(sub for op, _, sub in reversed(path) if op == "$or")
     text = next(v for k, v in _conjuncts(holder) if k == "$text")
     arrays = {k for k, v in _conjuncts(holder) if type(v) is list or (type(v) is dict and type(v.get("$eq")) is list)}
-    from tidemark.query.index_bounds import extract_bounds
+    from tidemark.query.index_bounds import extract_bounds, special_index_bounds
     from tidemark.query.match import compile_filter
 
-    read = _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query, extract_bounds(holder, with_expr=False), arrays)
+    read = _text_plan(indexes, cast(Text, parse_filter({"$text": text})).query,
+                      special_index_bounds(extract_bounds(holder, with_expr=False)), arrays)
     try:
         # compiled once per query; the read's own filter (with its variables) still runs after
         rest = compile_filter(_without_text(filter, path), collation=collation)

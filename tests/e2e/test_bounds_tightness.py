@@ -1,11 +1,12 @@
 """An indexed read re-checks only what its index bounds did not decide (mongod's BoundsTightness,
 index_bounds_builder.cpp; planner_access.cpp drops an EXACT predicate from the FETCH filter).
 
-An equality, ``$in`` or range on an int, long, finite double (keys order numbers by exact value), string,
-bool, ObjectId or date, on a path of an index that holds no array (and strings only without collation), is
-decided by the bounds: explain's FETCH stage shows no filter for it, and the read does not match it
-again. Everything else stays in the FETCH filter (null, regexes, arrays and documents as values, NaN,
-infinities, Decimal128, ``$ne``/``$nin``/``$not``, ``$exists``, ``$type``, ``$elemMatch``, ``$expr``,
+An equality, ``$in`` or range on a number of any type (keys order numbers by exact value: Decimal128 and
+the infinities too; NaN as an equality only), string, bool, ObjectId or date, on a path of an index that
+holds no array (and strings only without collation), and ``$type: "number"``, are decided by the bounds:
+explain's FETCH stage shows no filter for it, and the read does not match it again. Everything else stays
+in the FETCH filter (null, regexes, arrays and documents as values, a range of NaN, ``$ne``/``$nin``/``$not``,
+``$exists`` (but on a sparse index of one field), other ``$type``s, ``$elemMatch``, ``$expr``,
 two-sided ranges on a multikey index, collated strings, a second condition on the path). A wrong EXACT is a
 wrong answer, so the families compare every read with the collection scan: numbers of every type at their
 collision boundaries, multikey indexes with two-sided ranges, and a cursor
@@ -57,8 +58,18 @@ _CASES = [
     ({"a": {"$gt": 5}, "b": {"$ne": 1}}, {"b"}),
     ({"a": 1.5}, set()),
     ({"a": 0.1}, set()),  # (its key is its exact value's, not Decimal128("0.1000000000000000055511151231257827")'s)
-    ({"a": Decimal128("1")}, {"a"}),
-    ({"a": float("nan")}, {"a"}),
+    ({"a": Decimal128("1")}, set()),
+    ({"a": float("nan")}, set()),  # (NaN equals NaN, of either type: its one key)
+    ({"a": {"$in": [Decimal128("NaN"), Decimal128("-Infinity"), 2]}}, set()),
+    ({"a": {"$gt": Decimal128("1.5"), "$lte": float("inf")}}, set()),
+    ({"a": {"$lt": float("-inf")}}, set()),
+    ({"a": {"$gte": float("nan")}}, {"a"}),  # (a range of NaN: no interval of its own here)
+    ({"a": {"$type": "number"}}, set()),
+    ({"a": {"$type": ["number"]}}, set()),
+    ({"a": {"$type": "int"}}, {"a"}),  # (the bracket holds doubles too)
+    ({"a": {"$type": "string"}}, {"a"}),
+    ({"a": {"$exists": True}}, {"a"}),  # (the index holds documents lacking a, as null)
+    ({"a": {"$exists": False}}, {"a"}),
     ({"a": None}, {"a"}),
     ({"a": {"$in": [1, None]}}, {"a"}),
     ({"a": Regex("^x")}, {"a"}),
