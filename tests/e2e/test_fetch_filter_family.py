@@ -4,7 +4,7 @@ mongod's FETCH filter), and a count whose filter the bounds decide entirely, ove
 mongod's COUNT_SCAN (the same rule: ``count_scan.count_scan_of`` asks for an empty residual).
 
 The family: random conjunctions over indexed fields (equalities, ``$in``, one- and two-sided ranges on
-numbers of every type and strings, null, ``$ne``, ``$exists``, ``$expr``) through single, descending,
+numbers of every type and strings, null, ``$ne``, ``$exists``, ``$type``, ``$expr``) through single, descending,
 compound, multikey, collated, sparse and partial indexes, run by find, aggregate (a leading ``$match``),
 count, distinct, update (a marker ``$set``), delete and findAndModify, each compared with the same
 command hinted ``{$natural: 1}`` (a collection scan, which applies the whole filter). The collections
@@ -60,7 +60,7 @@ def _documents(draw, arrays: bool):
 
 
 def _condition(draw, values):
-    kind = draw(st.sampled_from(["eq", "$eq", "$in", "$gt", "$gte", "$lt", "$lte", "range", "$ne", "$exists"]))
+    kind = draw(st.sampled_from(["eq", "$eq", "$in", "$gt", "$gte", "$lt", "$lte", "range", "$ne", "$exists", "$type"]))
     value = draw(values)
     if kind == "eq":
         return value
@@ -70,6 +70,9 @@ def _condition(draw, values):
         return {draw(st.sampled_from(["$gt", "$gte"])): value, draw(st.sampled_from(["$lt", "$lte"])): draw(values)}
     if kind == "$exists":
         return {"$exists": draw(st.booleans())}
+    if kind == "$type":
+        return {"$type": draw(st.sampled_from(["number", "int", "double", "string", "null", "bool", ["number"],
+                                               ["string", "null"], "array"]))}
     return {kind: value}
 
 
@@ -144,6 +147,11 @@ def _count_plan(db, flt, **options) -> dict:
     ([("a", 1)], {}, False, {"a": {"$in": [5, 6]}}, False),  # (two intervals: IXSCAN under COUNT)
     ([("a", 1)], {}, False, {"a": None}, False),  # (null's bounds hold missing and undefined: inexact)
     ([("a", 1)], {}, False, {"a": {"$exists": True}}, False),
+    ([("a", 1)], {"sparse": True}, False, {"a": {"$exists": True}}, True),  # (EXACT: mongod's SERVER-12869)
+    ([("a", 1)], {}, True, {"a": {"$type": "number"}}, True),
+    ([("a", 1)], {}, False, {"a": {"$type": "double"}}, False),
+    ([("a", 1)], {}, False, {"a": Decimal128("5")}, True),
+    ([("a", 1)], {}, False, {"a": {"$lte": float("inf")}}, True),
     ([("a", 1)], {}, False, {"a": 5, "b": 1}, False),  # (b is no key field: a FETCH filter)
     ([("a", 1)], {}, False, {"a": 0.1}, True),  # (a double's key is its exact value: EXACT)
     ([("a", 1)], {}, True, {"a": 5}, True),  # multikey: EXACT, each document counted once

@@ -3,22 +3,18 @@ matcher compares them (mongod's compareDecimalToDouble is exact): a double again
 next to it, int64 beyond 2**53 against doubles, NaN / -0 / infinities and the exponent extremes.
 The oracle is the matcher's comparison (``tidemark.query.values.compare``)."""
 
-import decimal
 import math
 import struct
 
 from bson.decimal128 import Decimal128
 from bson.int64 import Int64
+from harness.bson_numbers import neighbours
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.query.values import compare
 from tidemark.storage.keys import UNDEFINED, decode_key, encode_key, encode_value
 from tidemark.storage.keyspan import leading_components_length
-
-_DOWN = decimal.Context(prec=34, rounding=decimal.ROUND_DOWN, Emax=6144, Emin=-6143)
-_UP = decimal.Context(prec=34, rounding=decimal.ROUND_UP, Emax=6144, Emin=-6143)
-_NEAR = decimal.Context(prec=34, Emax=6144, Emin=-6143)  # (Decimal128's range)
 
 special_doubles = st.sampled_from([0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
                                    1.7976931348623157e308, -1.7976931348623157e308, 0.1, -0.1, 1 / 3, 2.0 ** 53,
@@ -32,21 +28,8 @@ int64s = st.one_of(big_ints, st.integers(-(2 ** 63), 2 ** 63 - 1)).map(Int64)
 int32s = st.integers(-(2 ** 31), 2 ** 31 - 1)
 
 
-def _neighbours(f: float) -> list[Decimal128]:
-    """The Decimal128 values next to a double: its exact value truncated, rounded up and to nearest at
-    34 digits, and the 34-digit values just above and below those."""
-    if not math.isfinite(f):
-        return [Decimal128(str(f).replace("inf", "Infinity").replace("nan", "NaN"))]
-    exact = decimal.Decimal(f)
-    out = []
-    for ctx in (_DOWN, _UP, _NEAR):
-        d = ctx.plus(exact)
-        out += [d, _NEAR.next_plus(d), _NEAR.next_minus(d)]
-    return [Decimal128(d) for d in out]
-
-
 decimals = st.one_of(
-    doubles.flatmap(lambda f: st.sampled_from(_neighbours(f))),
+    doubles.flatmap(lambda f: st.sampled_from(neighbours(f))),
     st.sampled_from(["NaN", "-NaN", "Infinity", "-Infinity", "0", "-0", "0E-6176", "1E+6144", "-1E+6144",
                      "9.999999999999999999999999999999999E+6144", "1E-6176", "-1E-6176",
                      "9007199254740993", "-9007199254740993", "9223372036854775807.5"]).map(Decimal128),
