@@ -249,6 +249,19 @@ def encode(document: Any) -> bytes:
     return _dict_to_bson(document, False, CODEC_OPTIONS)
 
 
+def document_with_undefined(fields: list[tuple[str, Any]], undefined: Any) -> EncodedDocument:
+    """A reply document, in field order, holding BSON undefined (type 6) where a value is ``undefined``
+    (the caller's marker: pymongo's encoder has no undefined; mongod's replies hold it where an index key
+    of an empty array is shown as it is, splitVector's split keys)."""
+    body = bytearray()
+    for name, value in fields:
+        if value is undefined:
+            body += b"\x06" + name.encode("utf-8") + b"\x00"
+        else:
+            body += encode_in_order({name: value})[4:-1]
+    return EncodedDocument((len(body) + 5).to_bytes(4, "little") + bytes(body) + b"\x00")
+
+
 def encode_in_order(document: Any) -> bytes:
     """Encode one document keeping its field order exactly.
 

@@ -496,9 +496,11 @@ def decode_value(key: bytes, pos: int = 0) -> tuple[Any, int]:
     return _decode_payload(key[pos], key, pos + 1)
 
 
-def decode_key(key: bytes, directions: Sequence[int]) -> tuple[Any, ...]:
+def decode_key(key: bytes, directions: Sequence[int], undefined: Any = None) -> tuple[Any, ...]:
     """Inverse of ``encode_key`` up to number types (all numbers decode to int/float/Decimal128
-    by value). ``len(directions)`` components are read; trailing bytes (a record id) are ignored."""
+    by value). ``len(directions)`` components are read; trailing bytes (a record id) are ignored.
+    A component keyed undefined (an empty array's) decodes as ``undefined`` (None: as a reply shows
+    it where it cannot hold undefined; ``UNDEFINED`` to tell it from null)."""
     key = bytes(key)
     values = []
     pos = 0
@@ -506,10 +508,12 @@ def decode_key(key: bytes, directions: Sequence[int]) -> tuple[Any, ...]:
         if direction < 0:
             rest = key[pos:].translate(_INVERT)
             value, used = decode_value(rest)
+            tag = rest[0]
         else:
             value, used = decode_value(key, pos)
+            tag = key[pos]
             used -= pos
-        values.append(value)
+        values.append(undefined if tag == T_UNDEFINED else value)
         pos += used
     return tuple(values)
 

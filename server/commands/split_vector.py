@@ -47,7 +47,7 @@ from bson.min_key import MinKey
 from tidemark.arguments import safe_number_long
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import collection as C
-from tidemark.protocol.codec import decode, encode
+from tidemark.protocol.codec import decode, document_with_undefined, encode
 from tidemark.protocol.errors import ErrmsgFailure, ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
 from tidemark.query.expr_logic import truthy
@@ -56,7 +56,7 @@ from tidemark.query.index_kinds import key_direction
 from tidemark.query.paths import MISSING, get_path
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import compare, is_number
-from tidemark.storage.keys import decode_key, encode_key
+from tidemark.storage.keys import UNDEFINED, decode_key, encode_key
 
 MAX_OBJECTS_PER_CHUNK = 250_000  # mongod's kMaxObjectPerChunk
 _ARRAY_ITEM_BYTES = 2  # kEstimatedAdditionalBytesPerItemInBSONArray
@@ -181,9 +181,10 @@ def _show(doc: dict) -> str:
     return bson_repr(doc)
 
 
-def _split_key(r, info, key_pattern: dict, key: bytes, rid: bytes, directions: tuple[int, ...]) -> dict:
-    """orderShardKeyFields: the index key's first fields under the key pattern's names."""
-    decoded = decode_key(key, directions)
+def _split_key(r, info, key_pattern: dict, key: bytes, rid: bytes, directions: tuple[int, ...]) -> Any:
+    """orderShardKeyFields: the index key's first fields under the key pattern's names (an empty array's
+    key as BSON undefined, as mongod's KeyString gives it back: ``document_with_undefined``)."""
+    decoded = decode_key(key, directions, undefined=UNDEFINED)
     raw = r.get(info, rid)
     doc = decode(bytes(raw)) if raw is not None else {}
     out: dict[str, Any] = {}
@@ -198,12 +199,14 @@ def _split_key(r, info, key_pattern: dict, key: bytes, rid: bytes, directions: t
             out[name] = value  # a multikey element: the index's own value
         else:
             out[name] = own
+    if any(value is UNDEFINED for value in out.values()):
+        return document_with_undefined(list(out.items()), UNDEFINED)
     return out
 
 
 def split_points(r, info, key_pattern: dict, bound_min: dict, bound_max: dict, *, force: bool,
                  max_split_points: int | None, max_chunk_objects: int | None,
-                 max_chunk_size: int | None) -> list[dict]:
+                 max_chunk_size: int | None) -> list[Any]:
     """mongod's splitVector() over the collection ``info`` in the read view ``r``."""
     if not max_chunk_objects:
         max_chunk_objects = MAX_OBJECTS_PER_CHUNK
@@ -238,7 +241,7 @@ def split_points(r, info, key_pattern: dict, bound_min: dict, bound_max: dict, *
         return []  # one key value in the whole range: nothing to split at
     width = len(key_pattern)
     split_keys: list[bytes] = [_prefix_key(first[0], directions, width)]
-    chosen: list[dict] = []
+    chosen: list[Any] = []
     response_size = 0
     current, chunks = 0, 0
     while True:
@@ -267,7 +270,7 @@ def split_points(r, info, key_pattern: dict, bound_min: dict, bound_max: dict, *
 
 def _prefix_key(key: bytes, directions: tuple[int, ...], width: int) -> bytes:
     """The encoding of the key's first ``width`` components (what equality of split keys compares)."""
-    return encode_key(decode_key(key, directions[:width]), directions[:width])
+    return encode_key(decode_key(key, directions[:width], undefined=UNDEFINED), directions[:width])
 
 
 async def split_vector(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:

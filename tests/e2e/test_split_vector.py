@@ -10,6 +10,9 @@ when the data is smaller than the chunk or the range holds one key value; its re
 from __future__ import annotations
 
 import pytest
+from bson.codec_options import CodecOptions
+from bson.min_key import MinKey
+from bson.raw_bson import RawBSONDocument
 from bson.son import SON
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,3 +122,17 @@ def test_split_vector_refusals(client):
                                      ("maxChunkSize", 1)]))["splitKeys"] == []
     assert code(SON([("splitVector", "split_vector_db.r"), ("keyPattern", {"_id": 1}), ("maxChunkSize", 1),
                      ("writeConcern", {"w": 1})])) == 72
+
+
+def test_an_empty_arrays_split_key_is_undefined_not_null(client):
+    # mongod keys an empty array as undefined (below null) and gives the key back as it is: a split
+    # point between the [] documents and the null ones is {a: undefined}, never {a: null}
+    db = client.split_vector_db
+    db.drop_collection("undef")
+    pad = "p" * 8000  # (240 documents: more than the 1 MB chunk; the first key is no split point)
+    db.undef.insert_many([{"a": v, "pad": pad} for v in (MinKey(), [], None, 1) for _ in range(60)])
+    db.undef.create_index("a")
+    raw = client.split_vector_db.command("splitVector", "split_vector_db.undef", keyPattern={"a": 1},
+                                         maxChunkSize=1, maxChunkObjects=30, codec_options=CodecOptions(RawBSONDocument))
+    types = [key.raw[4] for key in raw["splitKeys"]]  # (each key's first element's BSON type)
+    assert types == [0x06, 0x0A, 0x10], types  # undefined, null, a number: in key order, apart
