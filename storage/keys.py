@@ -72,8 +72,11 @@ T_MAXKEY = 0xF0
 
 # The stored key format: 2 = numbers by exact value (format 1 keyed a double as its 34-digit rounding,
 # equal to a Decimal128 the matcher finds unequal) and the undefined tag (format 1 had none: the server
-# keyed an empty array as null). The catalog records each index's format; older ones are rebuilt.
-KEY_FORMAT = 2
+# keyed an empty array as null); 3 = a wildcard index keys an empty array as undefined too (format 2's
+# wildcard keys held it as the array: what a wildcard index holds changed, not this encoding). The
+# catalog records each index's format; older ones are rebuilt (server/core/key_format.py).
+KEY_FORMAT = 3
+RECORD_IDS_SINCE = 2  # the format whose record ids (a clustered collection's encoded _id) are today's
 
 
 class _Undefined:
@@ -518,4 +521,4 @@ def decode_key(key: bytes, directions: Sequence[int], undefined: Any = None) -> 
     return tuple(values)
 
 
-__all__ = ["KEY_FORMAT", "UNDEFINED", "encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket"]
+__all__ = ["KEY_FORMAT", "RECORD_IDS_SINCE", "UNDEFINED", "encode_key", "encode_value", "decode_key", "decode_value", "prefix_end", "type_bracket"]

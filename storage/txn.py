@@ -40,7 +40,14 @@ from tidemark.storage.errors import (
     StorageError,
     TooManyCollections,
 )
-from tidemark.storage.keys import KEY_FORMAT, T_CODE_W_SCOPE, T_NUMBER, T_OBJECT, type_bracket
+from tidemark.storage.keys import (
+    KEY_FORMAT,
+    RECORD_IDS_SINCE,
+    T_CODE_W_SCOPE,
+    T_NUMBER,
+    T_OBJECT,
+    type_bracket,
+)
 from tidemark.storage.lmdb_types import Handle, Txn
 from tidemark.storage.longkeys import LongKeys, drop_ident
 from tidemark.storage.readview import ReadView, size_key
@@ -526,12 +533,13 @@ class WriteTxn(ReadView):
     def rekey_records(self, info: CollectionInfo, *, key_format: int = KEY_FORMAT) -> tuple[CollectionInfo, int]:
         """Stamp the collection's record ids with the current ``KEY_FORMAT``; a clustered collection's
         records whose ``_id`` the current format encodes otherwise (a double no 34-digit decimal holds,
-        alone or inside a document) first move to their new record id. Returns (info, records moved):
+        alone or inside a document) first move to their new record id (from a format before
+        ``RECORD_IDS_SINCE``; a later one only gets the stamp). Returns (info, records moved):
         when any moved, every index still names the old ids and must be rebuilt in this transaction.
         An older ``key_format`` only stamps it (tests make a collection of an older format)."""
         info = self._current(info)
         moves: list[tuple[bytes, bytes, bytes]] = []
-        if info.clustered and key_format == KEY_FORMAT:
+        if info.clustered and key_format == KEY_FORMAT and info.key_format < RECORD_IDS_SINCE:
             for tag in (T_NUMBER, T_OBJECT, T_CODE_W_SCOPE):  # (no other _id holds a number)
                 lo, hi = type_bracket(tag)
                 for rid, bson in self.scan(info, lo=lo, hi=hi, hi_inclusive=False):

@@ -2,11 +2,14 @@
 
 Format 1 (before the catalog recorded formats) keyed a double as its 34-digit decimal rounding (equal to
 a Decimal128 the matcher finds unequal) and an empty array as null; format 2 orders every number by its
-exact value and keys an empty array as undefined. An index of an older format would answer differently
-from the collection scan, so every one is rebuilt from its collection's documents before the server
-listens (the time-series journal is replayed after it, with keys of the current format) — unless none
-of its stored keys holds a null or a non-zero number, whose bytes the formats share: then it is only
-stamped with the current format (``keyspan.reads_the_same_as_format_1``).
+exact value and keys an empty array as undefined; format 3 keys a wildcard index's empty array as
+undefined too (format 2's wildcard keys held the array itself). An index of an older format would answer
+differently from the collection scan, so it is rebuilt from its collection's documents before the server
+listens (the time-series journal is replayed after it, with keys of the current format) — unless its
+keys read the same in the current format: then it is only stamped with it. That is every index but a
+wildcard one from format 2, and, from format 1, one none of whose stored keys holds a null or a non-zero
+number, whose bytes the formats share (``keyspan.reads_the_same_as_format_1``); a wildcard index of an
+older format is always rebuilt.
 
 Crash safety: each index is rebuilt and stamped with the current format in one write transaction (a
 clustered collection whose record ids change: all of it in one), so a kill at any point leaves each
@@ -21,8 +24,11 @@ from typing import Any
 from tidemark import log
 from tidemark.core.collection import build_index_entries
 from tidemark.query.index_keys import MULTIKEY_FLAG
+from tidemark.query.wildcard import is_wildcard
 from tidemark.storage.keys import KEY_FORMAT
 from tidemark.storage.keyspan import reads_the_same_as_format_1
+
+_BTREE_SAME_SINCE = 2  # an index but a wildcard one keys every document as format 2 did
 
 
 def _stale(info: Any) -> bool:
@@ -70,7 +76,12 @@ def _upgrade_collection(engine: Any, ns: str) -> int:
     rebuilt = list(done)
     for name in stale:
         directions = info.index_directions(name)
-        if all(reads_the_same_as_format_1(key, len(directions)) for key, _rid in engine.index_scan_stream(ns, name)):
+        wildcard = is_wildcard(info.index_spec(name)["key"])
+        if not wildcard and info.index_formats[name] >= _BTREE_SAME_SINCE:
+            engine.write_sync(lambda w, name=name: w.set_index_key_format(w.get_collection(ns), name))
+            continue  # (its keys are the current format's: only wildcard keys changed since)
+        if not wildcard and all(reads_the_same_as_format_1(key, len(directions))
+                                for key, _rid in engine.index_scan_stream(ns, name)):
             # no null, no number: the stored keys are already the current format's (a time-series
             # index on a meta of strings and the time, e.g.): no need to read every document
             engine.write_sync(lambda w, name=name: w.set_index_key_format(w.get_collection(ns), name))

@@ -4,7 +4,8 @@ A wildcard index keys a document by every leaf it reaches under its projection: 
 ``(path, value)`` per leaf (mongod's WildcardKeyGenerator), the path being the dotted field names with
 array positions left out. Sub-documents are descended; an array is expanded element by element (an
 element that is itself an array is a leaf value, a document is descended); an empty document or
-array is a leaf of its own; fields whose name holds a "." are skipped (a document holding only such
+array is a leaf of its own (an empty array keyed undefined, as a btree index keys it; one inside an
+array is a value, ``[]``); fields whose name holds a "." are skipped (a document holding only such
 fields is a leaf, so that its path still exists for ``$exists``). The projection is
 ``{"a.$**": 1}``'s subtree ``a``, or ``{"$**": 1}``'s ``wildcardProjection`` (inclusion or exclusion),
 and ``_id`` is left out unless the projection includes it. A compound wildcard index (7.0) puts the
@@ -352,7 +353,7 @@ def _walk_value(value: Any, path: str, node: Trie | None, inclusion: bool, keep:
         for element in value:
             _walk_value(element, path, node, inclusion, keep, True, out, state)
         if not value and keep:
-            out.append((path, value))
+            out.append((path, UNDEFINED))  # (as a btree index: mongod's _addKeyForEmptyLeaf)
     elif kind is dict or (kind is not str and isinstance(value, dict)):
         if not value or all("." in name for name in value):
             # an empty document is a leaf; so is one whose fields all hold a "." (mongod keys none of

@@ -45,7 +45,7 @@ from tidemark.query.wildcard import (
     subtree_range,
     usable_path,
 )
-from tidemark.storage.keys import encode_key
+from tidemark.storage.keys import UNDEFINED, encode_key
 
 _NO_PLAN = ("error processing query: planner returned error :: caused by :: hint provided does not correspond "
             "to an existing index")
@@ -216,7 +216,8 @@ def _plan(spec: dict, filter: dict | None, all_bounds: dict[str, FieldBounds], c
     bounds, _ = bounds_for_index(spec, all_bounds, collation)
     extra: dict[str, FieldBounds] = {}
     for path in _empty_array_equalities(filter):
-        extra.setdefault(path, FieldBounds(points=[[]]))
+        # the path's own empty array (keyed undefined) and one inside an array (a value, [])
+        extra.setdefault(path, FieldBounds(points=[UNDEFINED, []]))
     for path, b in _elem_match_bounds(filter).items():
         extra.setdefault(path, b)
     if extra:

@@ -21,7 +21,7 @@ from harness import PYTHON, ROOT
 
 from tidemark.query.index_keys import keyer_for
 from tidemark.storage.engine import open_engine
-from tidemark.storage.keys import UNDEFINED, encode_key
+from tidemark.storage.keys import KEY_FORMAT, UNDEFINED, encode_key
 from tidemark.storage.records import clustered_rid
 
 pytestmark = [pytest.mark.commands("find", "count", "createIndexes", "insert")]
@@ -186,3 +186,68 @@ def test_a_start_up_that_fails_or_is_killed_during_the_rebuild_opens_and_rebuild
     before = len(proc.log_text())
     proc.start()
     assert REBUILT not in proc.log_text()[before:]
+
+
+def _downgrade_to_format_2(dbpath: str) -> None:
+    """Rewrite every index of database "up" as format 2 stored it: a wildcard index's empty array keyed as
+    the array itself (the others' keys are the same)."""
+    import bson
+
+    engine = open_engine(dbpath)
+    try:
+        with engine.read() as r:
+            infos = r.list_collections("up")
+
+        def fn(w):
+            for old in infos:
+                info = w.get_collection(old.ns)
+                docs = [(bytes(rid), bson.decode(raw)) for rid, raw in w.scan(info)]
+                info, _ = w.rekey_records(info, key_format=2)
+                for spec in info.indexes:
+                    keyer = keyer_for(spec)
+                    entries = {(encode_key(tuple([] if v is UNDEFINED else v for v in values), keyer.directions), rid)
+                               for rid, doc in docs for _, values in keyer.entries(doc)}
+                    info = w.rebuild_index(info, spec["name"], sorted(entries), key_format=2)
+
+        engine.write_sync(fn)
+    finally:
+        engine.close()
+
+
+def test_a_format_2_wildcard_index_is_rebuilt_with_its_empty_arrays_keyed_undefined(start_server):
+    # mongod's WildcardKeyGenerator keys an empty array as undefined, as a btree index does (format 3); the
+    # other indexes' keys did not change: they are only stamped, no document read
+    proc = start_server()
+    docs = [{"_id": 1, "a": []}, {"_id": 2, "a": [[]]}, {"_id": 3, "a": {"0": []}}, {"_id": 4, "a": None},
+            {"_id": 5, "a": [1, []]}, {"_id": 6}]
+    with proc.client() as client:
+        client.up.w.insert_many(docs)
+        client.up.w.create_index([("$**", 1)], name="wc")
+        client.up.w.create_index("a")
+    assert proc.terminate() == 0
+    _downgrade_to_format_2(proc.dbpath)
+
+    proc.start()
+    log = [json.loads(line) for line in proc.log_text().splitlines()]
+    rebuilt = {e["attr"]["index"] for e in log if e["msg"] == REBUILT}
+    assert rebuilt == {"wc"}, rebuilt
+    with proc.client() as client:
+        db = client.up
+        for flt in ({"a": []}, {"a.0": []}, {"a": {"$exists": True}}, {"a": 1}):
+            expected = sorted(d["_id"] for d in db.w.find(flt).hint({"$natural": 1}))
+            assert sorted(d["_id"] for d in db.w.find(flt).hint("wc")) == expected, flt
+        explained = db.command("explain", {"find": "w", "filter": {"a": []}, "hint": "wc"}, verbosity="queryPlanner")
+        scan = explained["queryPlanner"]["winningPlan"]["inputStage"]
+        assert scan["indexBounds"]["a"] == ["[undefined, undefined]", "[[], []]"], scan
+        shown = list(db.w.find({"a": []}, return_key=True, hint="wc"))  # (undefined reads as None)
+        assert {"$_path": "a", "a": None} in shown and {"$_path": "a", "a": []} in shown, shown
+    assert proc.terminate() == 0
+    engine = open_engine(proc.dbpath)
+    try:
+        with engine.read() as r:
+            info = r.get_collection("up.w")
+            assert set(info.index_formats.values()) == {KEY_FORMAT}
+            keys = [bytes(k) for k, _rid in engine.index_scan_stream("up.w", "wc")]
+    finally:
+        engine.close()
+    assert encode_key(("a", UNDEFINED), (1, 1)) in {k[:len(encode_key(("a", UNDEFINED), (1, 1)))] for k in keys}
