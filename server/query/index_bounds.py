@@ -13,6 +13,8 @@ under the query's own collation, as collation keys (``bounds_for_index``); a has
 string points only under the simple collation.
 A path with a numeric component (``a.0``) is not bounded by a predicate that matches null: the index keys
 the positional element only, the matcher also sees the missing field of each document element.
+``$exists`` and ``$type`` bound a path nothing else bounds, as mongod's builder does (``type_bounds``):
+every key, the null key, or the type brackets; only a btree index takes them (``special_index_bounds``).
 """
 
 from __future__ import annotations
