@@ -14,6 +14,7 @@ from tidemark.query.match import compile_filter
 from tidemark.query.values import equal
 from tidemark.query.wildcard import check_key_pattern, leaves, parse_index, parse_projection
 from tidemark.query.wildcard_plan import key_paths
+from tidemark.storage.keys import UNDEFINED
 
 
 def keys(doc, key=None, projection=None):
@@ -24,8 +25,9 @@ def keys(doc, key=None, projection=None):
 
 
 def test_every_leaf_is_keyed_with_positions_left_out():
-    found, multikey = keys({"_id": 1, "a": 1, "b": {"c": [1, [2], {"d": 3}], "e": {}}, "f": [], "g.h": 5})
-    assert found == [("a", 1), ("b.c", 1), ("b.c", [2]), ("b.c.d", 3), ("b.e", {}), ("f", [])]
+    found, multikey = keys({"_id": 1, "a": 1, "b": {"c": [1, [2], {"d": 3}, []], "e": {}}, "f": [], "g.h": 5})
+    # (an empty array is keyed undefined, as a btree index keys it; inside an array it is a value)
+    assert found == [("a", 1), ("b.c", 1), ("b.c", [2]), ("b.c.d", 3), ("b.c", []), ("b.e", {}), ("f", UNDEFINED)]
     assert multikey
     assert keys({"a": {"b": 1}}) == ([("a.b", 1)], False)
     # fields holding a "." are not keyed; a document of nothing else is a leaf (its path exists)
@@ -96,13 +98,15 @@ PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=4).map(".".join)
        value=st.one_of(st.integers(-2, 2), st.sampled_from(["x", "y", True]), st.just({}), st.just([])))
 def test_a_matching_document_has_a_key_the_scan_reads(doc, path, value):
     """Completeness of the index scan for equality: every document ``{path: value}`` matches holds a
-    leaf on one of the path's key paths, equal to the value (or a nested array, on a truncated one)."""
+    leaf on one of the path's key paths, equal to the value (or a nested array, on a truncated one); an
+    empty array's leaf is undefined, which the scan of ``[]`` reads too (``wildcard_plan``'s points)."""
     if not compile_filter({path: value})(doc):
         return
     found, _ = leaves(doc, parse_index({"key": {"$**": 1}, "name": "w"}))
     readings = key_paths(path)
     assert readings is not None
-    assert any(kp == leaf_path and (equal(leaf, value) if exact else isinstance(leaf, list))
+    points = [UNDEFINED, []] if value == [] else [value]
+    assert any(kp == leaf_path and (any(leaf is p or equal(leaf, p) for p in points) if exact else isinstance(leaf, list))
                for leaf_path, leaf in found for kp, exact in readings), (doc, path, value, found)
 
 
