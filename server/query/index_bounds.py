@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -611,10 +612,17 @@ def _fmt(v: Any) -> str:
     if v is UNDEFINED:
         return "undefined"
     if isinstance(v, bytes):  # (Binary too) as mongod's BSONElement::toString: subtype, hex digits
-        return f"BinData({v.subtype if isinstance(v, Binary) else 0}, {bytes(v).hex().upper()})"
+        subtype = v.subtype if isinstance(v, Binary) else 0
+        if subtype == 4 and len(v) == 16:
+            return f'UUID("{uuid.UUID(bytes=bytes(v))}")'
+        return f"BinData({subtype}, {bytes(v).hex().upper()})"
+    if isinstance(v, uuid.UUID):
+        return f'UUID("{v}")'
+    if isinstance(v, Decimal128):  # (BSONElement::toString: the decimal's own string, NaN unsigned)
+        return "NaN" if v.to_decimal().is_nan() else str(v)
     if type(v) is DatetimeMS:  # (a date past datetime's range: the ends of the date bracket)
         return f"new Date({int(v)})"
-    if isinstance(v, datetime.datetime | ObjectId | Timestamp | Decimal128):
+    if isinstance(v, datetime.datetime | ObjectId | Timestamp):
         return bson_repr(v)
     if is_regex(v):
         pattern, flags = pattern_and_options(v)

@@ -207,10 +207,10 @@ def _stage(plan: dict, name: str) -> dict | None:
      ["[ObjectId('000000000000000000000000'), ObjectId('ffffffffffffffffffffffff')]"], True, False),
     ([("a", 1)], {}, {"a": {"$type": "minKey"}}, ["[MinKey, MinKey]"], True, False),
     ([("a", 1)], {}, {"a": {"$type": "string", "$gt": "m"}}, ['("m", {})'], True, False),
-    ([("a", 1)], {}, {"a": Decimal128("2.5")}, ['[NumberDecimal("2.5"), NumberDecimal("2.5")]'], False, True),
+    ([("a", 1)], {}, {"a": Decimal128("2.5")}, ["[2.5, 2.5]"], False, True),
     ([("a", 1)], {}, {"a": math.nan}, ["[nan.0, nan.0]"], False, True),
-    ([("a", 1)], {}, {"a": {"$in": [Decimal128("NaN"), math.inf]}}, ['[NumberDecimal("NaN"), NumberDecimal("NaN")]', "[inf.0, inf.0]"], False, False),
-    ([("a", 1)], {}, {"a": {"$lt": Decimal128("Infinity")}}, ['[-inf.0, NumberDecimal("Infinity"))'], False, True),
+    ([("a", 1)], {}, {"a": {"$in": [Decimal128("NaN"), math.inf]}}, ["[NaN, NaN]", "[inf.0, inf.0]"], False, False),
+    ([("a", 1)], {}, {"a": {"$lt": Decimal128("Infinity")}}, ["[-inf.0, Infinity)"], False, True),
     ([("a", 1)], {}, {"a": {"$gte": -math.inf, "$lt": Decimal128("1E+6144")}}, None, False, True),
     ([("a", 1)], {}, {"a": {"$gt": math.nan}}, None, True, False),  # (a range of NaN stays in the filter)
 ])
