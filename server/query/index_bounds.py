@@ -147,6 +147,8 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
                     found = _regex_operator(arg, cond.get("$options"))
                     if found is not None:
                         _add_ranges(b, found)
+                elif op in ("$gte", "$lte") and _is_nan(arg):
+                    _add_points(b, [arg])  # (only NaN is >= NaN or <= NaN: mongod's point [nan.0, nan.0])
                 elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
                     if b.points is None and b.lo is _MISSING:
                         b.lo, b.lo_incl = arg, op == "$gte"
@@ -238,8 +240,8 @@ def excludes_missing(cond: Any) -> bool:
 # (a key is a value the document holds on the path, an array's element included, so this also holds
 # for a document that makes the index multikey after the plan was chosen). Numbers of every type are
 # keyed by their exact value (storage.keys, KEY_FORMAT 2), Decimal128 and the infinities too, and the
-# matcher compares them so: NaN equals NaN (a point, EXACT), but a range of NaN is no interval of its
-# own here (``$gte: NaN`` is NaN alone to mongod), so it stays INEXACT. ``$type: "number"`` alone is EXACT
+# matcher compares them so: NaN equals NaN (a point, EXACT, and so are ``$gte``/``$lte: NaN``, NaN alone),
+# but ``$gt``/``$lt: NaN`` (nothing, to mongod: no interval) is no empty scan here, so it stays INEXACT. ``$type: "number"`` alone is EXACT
 # (its bracket, NaN to +inf, is every number key), ``$exists: true`` on a sparse index of one field
 # (the documents it holds are those having the field). Everything else is INEXACT and stays in the FETCH
 # filter: null (missing shares its key), regexes (a prefix range and the regex value), arrays and
@@ -293,6 +295,8 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
             return arg == "number" or arg == ["number"]
         if op == "$exists":
             return sparse_single and true_value(arg)
+        if op in ("$gte", "$lte") and _is_nan(arg):
+            return True  # (the point NaN: ``extract_bounds``)
     lower = [op for op in cond if op in _LOWER_OPS]
     upper = [op for op in cond if op in _UPPER_OPS]
     if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(cond):
@@ -963,6 +967,12 @@ def special_index_bounds(bounds: dict[str, FieldBounds]) -> dict[str, FieldBound
 def multikey_index(spec: dict, multikey_default: bool) -> bool:
     """Whether the index may hold an array's elements as keys (``_id_`` never does)."""
     return bool(spec.get(MULTIKEY_FLAG, multikey_default)) and spec["name"] != "_id_"
+
+
+def _is_nan(value: Any) -> bool:
+    """A double or Decimal128 NaN."""
+    t = type(value)
+    return t is float and value != value or t is Decimal128 and value.to_decimal().is_nan()
 
 
 def _is_ordered_number(value: Any) -> bool:

@@ -2,7 +2,7 @@
 index_bounds_builder.cpp; planner_access.cpp drops an EXACT predicate from the FETCH filter).
 
 An equality, ``$in`` or range on a number of any type (keys order numbers by exact value: Decimal128 and
-the infinities too; NaN as an equality only), string, bool, ObjectId or date, on a path of an index that
+the infinities too; NaN as an equality, ``$gte`` or ``$lte`` only), string, bool, ObjectId or date, on a path of an index that
 holds no array (and strings only without collation), and ``$type: "number"``, are decided by the bounds:
 explain's FETCH stage shows no filter for it, and the read does not match it again. Everything else stays
 in the FETCH filter (null, regexes, arrays and documents as values, a range of NaN, ``$ne``/``$nin``/``$not``,
@@ -63,7 +63,8 @@ _CASES = [
     ({"a": {"$in": [Decimal128("NaN"), Decimal128("-Infinity"), 2]}}, set()),
     ({"a": {"$gt": Decimal128("1.5"), "$lte": float("inf")}}, set()),
     ({"a": {"$lt": float("-inf")}}, set()),
-    ({"a": {"$gte": float("nan")}}, {"a"}),  # (a range of NaN: no interval of its own here)
+    ({"a": {"$gte": float("nan")}}, set()),  # (NaN alone: a point)
+    ({"a": {"$gt": float("nan")}}, {"a"}),  # (nothing, to mongod; not an empty scan here)
     ({"a": {"$type": "number"}}, set()),
     ({"a": {"$type": ["number"]}}, set()),
     ({"a": {"$type": "int"}}, {"a"}),  # (the bracket holds doubles too)

@@ -212,7 +212,8 @@ def _stage(plan: dict, name: str) -> dict | None:
     ([("a", 1)], {}, {"a": {"$in": [Decimal128("NaN"), math.inf]}}, ["[NaN, NaN]", "[inf.0, inf.0]"], False, False),
     ([("a", 1)], {}, {"a": {"$lt": Decimal128("Infinity")}}, ["[-inf.0, Infinity)"], False, True),
     ([("a", 1)], {}, {"a": {"$gte": -math.inf, "$lt": Decimal128("1E+6144")}}, None, False, True),
-    ([("a", 1)], {}, {"a": {"$gt": math.nan}}, None, True, False),  # (a range of NaN stays in the filter)
+    ([("a", 1)], {}, {"a": {"$lte": Decimal128("NaN")}}, ["[NaN, NaN]"], False, True),  # (NaN alone)
+    ([("a", 1)], {}, {"a": {"$gt": math.nan}}, None, True, False),  # (nothing; not an empty scan here)
 ])
 def test_exists_type_and_every_number_bound_an_index_as_mongod(db, keys, options, flt, bounds, filtered, count_scan):
     db.c.insert_many([{"_id": i, "a": v} for i, v in enumerate(
