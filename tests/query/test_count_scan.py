@@ -66,7 +66,7 @@ def test_a_count_the_bounds_answer_is_a_count_scan_of_one_interval(index, flt, s
     (A, {"a": None}),
     (A, {"a": [1, 2]}),
     (A, {"a": {"b": 1}}),
-    (A, {"a": {"$gte": float("nan")}}),
+    (A, {"a": {"$gt": float("nan")}}),  # (no interval to mongod; $gte NaN is the point NaN)
     (A, {"a": {"$regex": "^x"}}),
     (A, {"$or": [{"a": 1}, {"a": 2}]}),
     (A, {"a.0": 1}),
