@@ -3,7 +3,8 @@
 - ``apply_update(doc, update, *, is_upsert=False, query=None, now=None) -> (new_doc, modified)``.
   Operator updates resolve positional paths against the document (``$`` from ``query``, ``$[]``,
   ``$[id]`` from arrayFilters), then apply the operators in field-name order (mongod 5.0+: the
-  order new fields appear in). ``_id`` may not change (66). The result may nest at most 180 levels
+  order new fields appear in; a ``$rename`` where its target sorts). ``_id`` may not change (66,
+  checked by each operation as it applies, so the first failing one in that order answers). The result may nest at most 180 levels
   (``check_storage_depth``, 15), whatever the kind of update, unless oplog application (applyOps:
   ``Update.from_oplog``) runs it.
 - ``upsert_seed(query, *, only_id=False) -> dict``: the document an upsert starts from (the query's
@@ -70,15 +71,18 @@ def apply_update(
     concrete.sort(key=lambda e: e[0])
     if any(p.startswith("$") for a in update.actions for p in a.parts):
         _check_concrete_conflicts(concrete)
+    if any(action.op == "$rename" for action in update.actions):
+        # mongod's tree holds a $rename's RenameNode at its target (a placeholder at its source),
+        # so the rename runs where the target sorts: what it creates follows the fields created
+        # before that point, and its errors come in that order (paths never positional)
+        concrete.sort(key=lambda e: _order_key(split_path(e[1].arg)) if e[1].op == "$rename" else e[0])
     modified = False
     for _, action, parts in concrete:
+        touched = _id_paths(new, parts, action)
         if OPS[action.op](new, parts, action.arg, ctx):
             modified = True
-    if modified and "_id" in doc and not identical(new.get("_id", MISSING), doc["_id"]):
-        raise MongoError(
-            ErrorCode.ImmutableField,
-            "Performing an update on the path '_id' would modify the immutable field '_id'",
-        )
+            if touched:
+                _refuse_id_change(new, touched)
     if update.from_oplog:
         pass  # oplog application stores what the entry says (UpdateStage: not a user-initiated write)
     elif is_upsert:
@@ -86,6 +90,49 @@ def apply_update(
     elif modified:
         check_storage_depth(new, {action.parts[0] for action in update.actions})
     return new, modified
+
+
+def _id_paths(doc: dict, parts: tuple, action: Action) -> list[tuple[tuple, int]]:
+    """The paths under an existing ``_id`` that applying ``action`` at ``parts`` writes, each with
+    how many of its leading components exist before it runs (``$rename``: its target, then its
+    source, the order mongod's RenameNode sets and unsets them). Empty for the usual update, which
+    does not touch ``_id``; an upsert's document may still gain an ``_id`` it lacks."""
+    if "_id" not in doc:
+        return []
+    written = [split_path(action.arg), parts] if action.op == "$rename" else [parts]
+    return [(p, _existing_prefix(doc, p)) for p in written if p[0] == "_id"]
+
+
+def _existing_prefix(doc: dict, parts: tuple) -> int:
+    node: Any = doc
+    for n, part in enumerate(parts):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and is_numeric_component(part) and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return n
+    return len(parts)
+
+
+def _refuse_id_change(new: dict, touched: list[tuple[tuple, int]]) -> None:
+    """66 for an operation that changed something under ``_id`` (mongod's immutable-path check,
+    made by each modifier after it applies, so the first such operation in apply order fails):
+    an element that existed is named by its whole path (ModifierNode::applyToExistingElement); one
+    the operation created by the deepest element that existed, shown as it now is
+    (applyToNonexistentElement)."""
+    parts, existed = touched[0]
+    if existed == len(parts):
+        raise MongoError(
+            ErrorCode.ImmutableField,
+            f"Performing an update on the path '{'.'.join(parts)}' would modify the immutable field '_id'",
+        )
+    taken = parts[:existed]
+    raise MongoError(
+        ErrorCode.ImmutableField,
+        f"Updating the path '{'.'.join(taken)}' to {taken[-1]}: {bson_repr(get_path(new, taken))} "
+        "would modify the immutable field '_id'",
+    )
 
 
 def check_storage_depth(doc: dict, fields: set[str] | None = None) -> None:

@@ -23,7 +23,7 @@ from tidemark.query.match_regex import is_regex
 from tidemark.query.paths import PathNotViable, get_path, is_numeric_component, set_path, unset_path
 from tidemark.query.sort import make_sort_key
 from tidemark.query.update_parse import PULL_FILTER_LEVEL_OPS, as_long
-from tidemark.query.value_repr import bson_repr, id_repr
+from tidemark.query.value_repr import bson_repr, id_element, id_repr
 from tidemark.query.values import MISSING as _MISSING
 from tidemark.query.values import bson_type_name, compare, equal, is_number, sort_key
 
@@ -180,7 +180,7 @@ def _numeric(op_name: str, verb: str, doc: dict, parts: tuple, arg: Any, ctx: Up
     if cur is not _MISSING and not is_number(cur):
         raise MongoError(
             ErrorCode.TypeMismatch,
-            f"Cannot apply {op_name} to a value of non-numeric type. {id_repr(ctx.original)} has the field "
+            f"Cannot apply {op_name} to a value of non-numeric type. {id_repr(doc)} has the field "
             f"'{parts[-1]}' of non-numeric type {bson_type_name(cur)}",
         )
     if cur is _MISSING:
@@ -191,7 +191,7 @@ def _numeric(op_name: str, verb: str, doc: dict, parts: tuple, arg: Any, ctx: Up
             raise MongoError(
                 ErrorCode.BadValue,
                 f"Failed to apply {op_name} operations to current value ({_safe_num_repr(cur)}) for document "
-                f"{id_repr(ctx.original)}",
+                f"{id_repr(doc)}",
             )
     if identical(cur, new):
         return False
@@ -277,7 +277,7 @@ def _array_or_error(
         return cur
     raise MongoError(
         code, message.format(field=parts[-1], path=_path_str(parts), type=bson_type_name(cur),
-                             id=id_repr(ctx.original))
+                             id=id_repr(doc))
     )
 
 
@@ -463,7 +463,7 @@ def _no_array_on(doc: dict, parts: tuple, which: str, ctx: UpdateContext) -> Non
             raise MongoError(
                 ErrorCode.BadValue,
                 f"The {which} field cannot be an array element, '{_path_str(parts)}' in doc with "
-                f"_id: {bson_repr(ctx.original.get('_id'))} has an array field called '{parts[i]}'",
+                f"{id_element(doc)} has an array field called '{parts[i]}'",
             )
 
 

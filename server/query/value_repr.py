@@ -18,7 +18,7 @@ from bson.timestamp import Timestamp
 
 from tidemark.query.values import MISSING
 
-__all__ = ["bson_repr", "id_repr"]
+__all__ = ["bson_repr", "id_element", "id_repr"]
 
 
 def bson_repr(v: Any) -> str:
@@ -89,7 +89,13 @@ def _regex_flags(flags: int | str) -> str:
 
 
 def id_repr(doc: Any) -> str:
-    """``{_id: <value>}`` as mongod prints the document identity in update errors."""
+    """``{_id: <value>}`` as mongod prints the document identity in update errors; ``{no id}`` for a
+    document without one (an upsert's, before its ``_id`` is generated)."""
+    return "{" + id_element(doc) + "}"
+
+
+def id_element(doc: Any) -> str:
+    """The ``_id`` element as mongod's ``Element::toString`` renders it (``_id: 1``), or ``no id``."""
     if isinstance(doc, dict) and "_id" in doc:
-        return "{_id: " + bson_repr(doc["_id"]) + "}"
-    return "{}"
+        return "_id: " + bson_repr(doc["_id"])
+    return "no id"

@@ -1,0 +1,134 @@
+"""Assertions of mongod's update-node unit tests (``src/mongo/db/update/*_node_test.cpp``,
+``update_object_node_test.cpp``) ported to pymongo against a real Tidemark server, with ``_id`` as
+the immutable path (a regular collection's only one): which operation of an update fails first and
+with what message, what a document without an ``_id`` (an upsert's, before one is generated) is
+called in messages, and where a ``$rename`` runs among the other operations.
+"""
+
+from __future__ import annotations
+
+import bson
+import pytest
+from pymongo.errors import OperationFailure
+
+pytestmark = pytest.mark.commands("update", "findAndModify", "insert", "find", "drop")
+
+IMMUTABLE_FIELD = 66
+
+
+def update(coll, q, u, **options) -> dict:
+    return coll.database.command("update", coll.name, updates=[{"q": q, "u": u, **options}])
+
+
+def write_error(reply: dict) -> tuple[int, str]:
+    errors = reply.get("writeErrors")
+    assert errors, f"expected a write error, got {reply}"
+    return errors[0]["code"], errors[0]["errmsg"]
+
+
+def _fails_leaving(coll, doc: dict, u: dict) -> tuple[int, str]:
+    coll.insert_one(doc)
+    error = write_error(update(coll, {"_id": doc["_id"]}, u))
+    assert coll.find_one() == doc
+    return error
+
+
+@pytest.mark.parametrize("doc, u, path", [
+    ({"_id": {"x": 1}}, {"$set": {"_id.x": 2}}, "_id.x"),
+    ({"_id": {"x": 1}}, {"$unset": {"_id.x": 1}}, "_id.x"),
+    ({"_id": {"x": 1}}, {"$inc": {"_id.x": 1}}, "_id.x"),
+    ({"_id": {"x": 1}}, {"$max": {"_id.x": 5}}, "_id.x"),
+    ({"_id": {"x": [1, 2]}}, {"$pop": {"_id.x": 1}}, "_id.x"),
+    ({"_id": {"x": [1, 2]}}, {"$set": {"_id.x.0": 5}}, "_id.x.0"),
+    ({"_id": {"x": 1}, "b": 1}, {"$rename": {"_id.x": "c"}}, "_id.x"),
+    ({"_id": {"x": 1}, "b": 1}, {"$rename": {"b": "_id.x"}}, "_id.x"),
+    ({"_id": 1, "a": 1}, {"$rename": {"a": "_id"}}, "_id"),
+], ids=["set", "unset", "inc", "max", "pop", "set_index", "rename_from", "rename_to", "rename_equal_value"])
+def test_changing_an_existing_element_under_id_names_its_path(db, doc, u, path):
+    """SetNodeTest.ApplyCannotOverwriteImmutablePath, UnsetNodeTest.ApplyCannotRemoveImmutablePath,
+    PopNodeTest.ThrowsWhenPathIsImmutable, RenameNodeTest.ApplyCannotRemoveImmutablePath: an operation
+    that changes an element under an immutable path is 66 "Performing an update on the path '<the
+    path it wrote>' ..." (ModifierNode::applyToExistingElement). A $rename's target is set without a
+    no-op check (SetElementNode), so renaming a field equal to ``_id`` onto it fails too."""
+    error = _fails_leaving(db.c, doc, u)
+    assert error == (IMMUTABLE_FIELD, f"Performing an update on the path '{path}' would modify the immutable field '_id'")
+
+
+@pytest.mark.parametrize("doc, u, shown", [
+    ({"_id": {"x": 1}}, {"$set": {"_id.y": 2}}, "'_id' to _id: { x: 1, y: 2 }"),
+    ({"_id": {"x": {}}}, {"$set": {"_id.x.z": 2}}, "'_id.x' to x: { z: 2 }"),
+    ({"_id": {"x": 1}, "b": 1}, {"$rename": {"b": "_id.c"}}, "'_id' to _id: { x: 1, c: 1 }"),
+    ({"_id": {"x": [1]}}, {"$push": {"_id.y": 2}}, "'_id' to _id: { x: [ 1 ], y: [ 2 ] }"),
+], ids=["set", "set_deeper", "rename_to", "push"])
+def test_creating_a_field_under_id_names_the_deepest_existing_element(db, doc, u, shown):
+    """SetNodeTest.ApplyCannotCreateFieldAtEndOfImmutablePath: creating a field under an immutable path
+    is 66 "Updating the path '<deepest existing element>' to <that element as it became> ..."
+    (ModifierNode::applyToNonexistentElement)."""
+    error = _fails_leaving(db.c, doc, u)
+    assert error == (IMMUTABLE_FIELD, f"Updating the path {shown} would modify the immutable field '_id'")
+
+
+def test_an_upsert_may_not_change_the_id_its_query_seeded(db):
+    """produce_document_for_upsert.cpp: the upsert's update runs with ``_id`` immutable over the seed,
+    so the same two messages apply to an ``_id`` the query fixed; an ``_id`` the query did not fix may
+    be set."""
+    c = db.c
+    assert write_error(update(c, {"_id": {"x": 1}}, {"$set": {"_id.x": 2}}, upsert=True)) == (
+        IMMUTABLE_FIELD, "Performing an update on the path '_id.x' would modify the immutable field '_id'")
+    assert write_error(update(c, {"_id.x": 1}, {"$set": {"_id.y": 2}}, upsert=True)) == (
+        IMMUTABLE_FIELD, "Updating the path '_id' to _id: { x: 1, y: 2 } would modify the immutable field '_id'")
+    assert c.count_documents({}) == 0
+    reply = update(c, {"a": 1}, {"$set": {"_id": {"y": 2}}}, upsert=True)
+    assert reply["upserted"] == [{"index": 0, "_id": {"y": 2}}]
+
+
+@pytest.mark.parametrize("doc, u, code", [
+    ({"_id": 1, "s": "x"}, {"$set": {"_id": 2}, "$inc": {"s": 1}}, IMMUTABLE_FIELD),
+    ({"_id": 1, "s": "x"}, {"$inc": {"s": 1}, "$set": {"_id": 2}}, IMMUTABLE_FIELD),
+    ({"_id": 1, "0": "x"}, {"$set": {"_id": 2}, "$inc": {"0": 1}}, 14),
+], ids=["id_sorts_first", "id_sorts_first_written_last", "digit_sorts_before_id"])
+def test_the_first_failing_operation_in_path_order_answers(db, doc, u, code):
+    """UpdateObjectNode::apply applies the operations in path order and each checks the immutable
+    paths as it applies (ModifierNode), so ``_id``'s change is refused before a later path's type
+    error, whatever order the update lists them in, and after an earlier path's ("0" < "_id")."""
+    assert _fails_leaving(db.c, doc, u)[0] == code
+
+
+@pytest.mark.parametrize("q, u, message", [
+    ({"a": 1}, {"$push": {"a": 2}}, "The field 'a' must be an array but is of type int in document {no id}"),
+    ({"a": "s"}, {"$inc": {"a": 1}},
+     "Cannot apply $inc to a value of non-numeric type. {no id} has the field 'a' of non-numeric type string"),
+    ({"a": [{"b": 1}]}, {"$rename": {"a.0.b": "c"}},
+     "The source field cannot be an array element, 'a.0.b' in doc with no id has an array field called 'a'"),
+])
+def test_an_upsert_document_without_id_is_called_no_id(db, q, u, message):
+    """push_node.cpp, arithmetic_node.cpp, rename_node.cpp: the document's ``_id`` element, or "no id"
+    for an upsert's document before its ``_id`` is generated."""
+    assert write_error(update(db.c, q, u, upsert=True))[1] == message
+    with pytest.raises(OperationFailure) as failure:
+        db.command("findAndModify", "c", query=q, update=u, upsert=True)
+    assert failure.value.details["errmsg"] == message
+    assert db.c.count_documents({}) == 0
+
+
+@pytest.mark.parametrize("start, u, expected", [
+    ({"_id": 1, "a": 1}, {"$rename": {"a": "x"}, "$set": {"b": 1}}, {"_id": 1, "b": 1, "x": 1}),
+    ({"_id": 1, "z": 1}, {"$rename": {"z": "c"}, "$set": {"b": 1, "d": 1}}, {"_id": 1, "b": 1, "c": 1, "d": 1}),
+    ({"_id": 1, "a": 1}, {"$rename": {"a": "b.c"}, "$set": {"b.a": 1, "b.d": 1}},
+     {"_id": 1, "b": {"a": 1, "c": 1, "d": 1}}),
+])
+def test_rename_runs_at_its_target_in_path_order(db, start, u, expected):
+    """UpdateObjectNodeTest (parseAndMerge of $rename): a RenameNode sits at the target path and a
+    ConflictPlaceholderNode at the source, so the target is created in its own place among the
+    fields the update creates, not at its source's."""
+    db.c.insert_one(start)
+    assert "writeErrors" not in update(db.c, {"_id": 1}, u)
+    assert bson.encode(db.c.find_one()) == bson.encode(expected)  # field order at every level
+
+
+def test_rename_errors_come_in_target_order(db):
+    """With the rename at its target, a type error at a path sorting between source and target comes
+    first when the target sorts after it."""
+    db.c.insert_one({"_id": 1, "a": 1, "m": "x", "z": [1]})
+    code, message = write_error(update(db.c, {"_id": 1}, {"$rename": {"a": "z.0"}, "$inc": {"m": 1}}))
+    assert code == 14, message
