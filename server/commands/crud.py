@@ -519,7 +519,7 @@ async def update(ctx: CommandContext, cmd: dict) -> dict:
             new, changed = update_mod.apply_update(doc, st.update, query=st.q)
             n += 1
             if changed:
-                with C.update_rules(st.update.kind, update_mod.modified_paths(st.update)):
+                with C.update_rules(st.update.kind):
                     access.replace_doc(w, coll, rid, doc, new, validator, counts, from_oplog=st.update.from_oplog)
                 modified += 1
         # counted once the matches are applied: a statement that fails is its write error and adds
@@ -773,7 +773,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
         if not matches:
             if not upsert:
                 return {"n": 0, "updatedExisting": False}, None
-            with C.update_rules(upd.kind, update_mod.modified_paths(upd)):
+            with C.update_rules(upd.kind):
                 new = access.upsert_doc(w, ns, query, upd, bypass, counts=writes)
             writes["nUpserted"] = 1
             return {"n": 1, "updatedExisting": False, "upserted": new["_id"]}, (new if return_new else None)
@@ -783,7 +783,7 @@ async def find_and_modify(ctx: CommandContext, cmd: dict) -> dict:
             # the keys it adds and removes (shown only if the update may write an indexed path: asked
             # when a profile entry is made, if ever)
             facts.touches_indexes = functools.partial(_touches_indexes, upd, coll.indexes)
-            with C.update_rules(upd.kind, update_mod.modified_paths(upd)):
+            with C.update_rules(upd.kind):
                 access.replace_doc(w, coll, rid, doc, new, None if bypass else C.validator_for(coll), writes)
             writes["nModified"] = 1
         if meta is not None and return_new:

@@ -16,7 +16,7 @@ import math
 import re
 import threading
 import uuid as uuid_mod
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any, cast
 
 from bson.code import Code
@@ -325,33 +325,29 @@ def ensure_collection(w, ns: str):
 
 
 class _StorageRules(threading.local):
-    # the top-level ``$``-prefixed names the storage rules refuse on the writing thread: None, every one
-    # (a replacement document's); else only these (``update_rules``)
-    refused_dollar_names: frozenset[str] | None = None
+    # whether the storage rules refuse top-level ``$``-prefixed names on the writing thread: yes (a
+    # replacement document's), unless ``update_rules`` says the update's kind checks its own
+    refuse_dollar_names: bool = True
 
 
 _STORAGE_RULES = _StorageRules()
 
 
 @contextlib.contextmanager
-def update_rules(kind: str, paths: Iterable[str] = ()) -> Iterator[None]:
+def update_rules(kind: str) -> Iterator[None]:
     """While an update of ``kind`` writes its results (on this thread), which top-level ``$``-prefixed
     names its storage rules refuse, as mongod's: a replacement's, every one (storage_validation's
-    scanDocument); an operator update's, those its ``paths`` write (each modifier node validates the
-    element it changes: a ``$y`` the document already held — an insert may store it — stays, and
-    ``{$set: {a: 1}}`` updates the document); a pipeline's, none (``$replaceWith``/``$setField`` make
-    them). Upserts store them whatever the kind (``check_storable``'s ``top_level_dollar``)."""
-    saved = _STORAGE_RULES.refused_dollar_names
-    if kind == "pipeline":
-        _STORAGE_RULES.refused_dollar_names = frozenset()
-    elif kind == "operators":
-        _STORAGE_RULES.refused_dollar_names = frozenset(path.split(".", 1)[0] for path in paths)
-    else:
-        _STORAGE_RULES.refused_dollar_names = None
+    scanDocument); a pipeline's, none (``$replaceWith``/``$setField`` make them); an operator
+    update's, none here: ``query.update.apply_update`` refuses the ones its operations write as each
+    applies (a ``$y`` the document already held — an insert may store it — stays, and ``{$set: {a:
+    1}}`` updates the document). Upserts store them whatever the kind (``check_storable``'s
+    ``top_level_dollar``)."""
+    saved = _STORAGE_RULES.refuse_dollar_names
+    _STORAGE_RULES.refuse_dollar_names = kind not in ("pipeline", "operators")
     try:
         yield
     finally:
-        _STORAGE_RULES.refused_dollar_names = saved
+        _STORAGE_RULES.refuse_dollar_names = saved
 
 
 def check_storable(doc: dict, *, top_level_dollar: bool = False, from_oplog: bool = False) -> None:
@@ -377,9 +373,10 @@ def check_storable(doc: dict, *, top_level_dollar: bool = False, from_oplog: boo
                                  f"_id fields may not contain '$'-prefixed fields: {k} is not valid for storage.")
     if top_level_dollar:
         return
-    refused = _STORAGE_RULES.refused_dollar_names
+    if not _STORAGE_RULES.refuse_dollar_names:
+        return
     for k in doc:
-        if type(k) is str and k.startswith("$") and (refused is None or k in refused):
+        if type(k) is str and k.startswith("$"):
             raise MongoError(ErrorCode.DollarPrefixedFieldName,
                              f"The dollar ($) prefixed field '{k}' in '{k}' is not allowed in the context of an "
                              "update's replacement document. Consider using an aggregation pipeline with "

@@ -77,12 +77,15 @@ def apply_update(
         # before that point, and its errors come in that order (paths never positional)
         concrete.sort(key=lambda e: _order_key(split_path(e[1].arg)) if e[1].op == "$rename" else e[0])
     modified = False
+    storage_rules = not (is_upsert or update.from_oplog)  # (an upsert's document is checked whole)
     for _, action, parts in concrete:
         touched = _id_paths(new, parts, action)
         if OPS[action.op](new, parts, action.arg, ctx):
             modified = True
             if touched:
                 _refuse_id_change(new, touched)
+            if storage_rules and action.op != "$unset":  # (UnsetNode validates only the siblings)
+                _refuse_top_level_dollar(action, parts)
     if update.from_oplog:
         pass  # oplog application stores what the entry says (UpdateStage: not a user-initiated write)
     elif is_upsert:
@@ -133,6 +136,20 @@ def _refuse_id_change(new: dict, touched: list[tuple[tuple, int]]) -> None:
         f"Updating the path '{'.'.join(taken)}' to {taken[-1]}: {bson_repr(get_path(new, taken))} "
         "would modify the immutable field '_id'",
     )
+
+
+def _refuse_top_level_dollar(action: Action, parts: tuple) -> None:
+    """52 for an operation that wrote a top-level ``$``-prefixed field (a ``$rename``: its target),
+    as it applies: mongod's ModifierNode::validateUpdate checks the element each operation changed
+    or created, and only a top-level name may not start with '$' (5.0+; a ``$y`` an insert stored
+    and the update leaves alone stays). Upserts and oplog application store such names."""
+    name = action.arg.split(".", 1)[0] if action.op == "$rename" else parts[0]
+    if name.startswith("$"):
+        raise MongoError(
+            ErrorCode.DollarPrefixedFieldName,
+            f"The dollar ($) prefixed field '{name}' in '{name}' is not allowed in the context of an update's "
+            "replacement document. Consider using an aggregation pipeline with $replaceWith.",
+        )
 
 
 def check_storage_depth(doc: dict, fields: set[str] | None = None) -> None:

@@ -220,7 +220,9 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
                 f"The source and target field for $rename must not be on the same path: {path}: {_short(arg)}",
             )
         for which, p in (("source", path), ("destination", arg)):
-            if any(c.startswith("$") for c in p.split(".")):
+            # mongod's RenameNode::init: a positional '$' or an array update ('$[]', '$[id]') is
+            # dynamic; another '$'-prefixed name ('$b', 'b.$c') is a field like any other
+            if any(c == "$" or (c.startswith("$[") and c.endswith("]")) for c in p.split(".")):
                 raise MongoError(ErrorCode.BadValue, f"The {which} field for $rename may not be dynamic: {p}")
     if op == "$pop":
         n = _integer_arg(path, arg)

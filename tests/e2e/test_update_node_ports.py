@@ -132,3 +132,52 @@ def test_rename_errors_come_in_target_order(db):
     db.c.insert_one({"_id": 1, "a": 1, "m": "x", "z": [1]})
     code, message = write_error(update(db.c, {"_id": 1}, {"$rename": {"a": "z.0"}, "$inc": {"m": 1}}))
     assert code == 14, message
+
+
+DOLLAR_FIELD = 52
+
+
+def _dollar_message(name: str) -> str:
+    return (f"The dollar ($) prefixed field '{name}' in '{name}' is not allowed in the context of an update's "
+            "replacement document. Consider using an aggregation pipeline with $replaceWith.")
+
+
+@pytest.mark.parametrize("doc, u, expected", [
+    ({"_id": 1, "a": 1}, {"$rename": {"a": "b.$c"}}, {"_id": 1, "b": {"$c": 1}}),
+    ({"_id": 1, "a": 1}, {"$rename": {"a": "$b"}}, None),
+    ({"_id": 1, "s": 1}, {"$rename": {"a": "$b"}}, {"_id": 1, "s": 1}),
+    ({"_id": 1, "a": 1}, {"$rename": {"$a": "b"}}, {"_id": 1, "a": 1}),
+], ids=["nested_dollar_target", "top_level_dollar_target", "missing_source", "dollar_source_missing"])
+def test_rename_paths_are_dynamic_only_for_positional_and_array_updates(db, doc, u, expected):
+    """RenameNode::init refuses a source or target holding '$' or '$[...]' (2 "may not be dynamic"); any
+    other '$'-prefixed name is a field: nested it is stored (5.0+), at the top level it is 52 when the
+    rename writes it (validateUpdate of the created element) and nothing when its source is missing."""
+    db.c.insert_one(doc)
+    reply = update(db.c, {"_id": 1}, u)
+    if expected is None:
+        assert write_error(reply) == (DOLLAR_FIELD, _dollar_message("$b"))
+        assert db.c.find_one() == doc
+    else:
+        assert "writeErrors" not in reply, reply
+        assert db.c.find_one() == expected
+
+
+@pytest.mark.parametrize("doc, u, code, name", [
+    ({"_id": 1, "s": "x"}, {"$set": {"$a": 1}, "$inc": {"s": 1}}, DOLLAR_FIELD, "$a"),
+    ({"_id": 1, "s": "x"}, {"$inc": {"s": 1, "$z": 1}}, DOLLAR_FIELD, "$z"),
+    ({"_id": 1, "$y": [1, 2]}, {"$pop": {"$y": 1}}, DOLLAR_FIELD, "$y"),
+], ids=["set_before_a_type_error", "inc_before_a_type_error", "pop_of_a_stored_dollar_field"])
+def test_a_top_level_dollar_field_is_refused_as_its_operation_applies(db, doc, u, code, name):
+    """ModifierNode::validateUpdate (storage_validation.cpp, update_dollar_fields.js): the element an
+    operation writes is checked as it applies, so a top-level '$' name sorting before another path's
+    type error is what fails; a stored '$y' an operation changes is refused too."""
+    assert _fails_leaving(db.c, doc, u) == (code, _dollar_message(name))
+
+
+def test_unset_of_a_stored_top_level_dollar_field_is_allowed(db):
+    """UnsetNode::validateUpdate checks only the removed element's siblings: ``$unset`` may remove a
+    top-level '$y' an insert stored, and other operations leave it alone."""
+    db.c.insert_many([{"_id": 1, "$y": 1}, {"_id": 2, "$y": 1}])
+    assert "writeErrors" not in update(db.c, {"_id": 1}, {"$unset": {"$y": 1}})
+    assert "writeErrors" not in update(db.c, {"_id": 2}, {"$set": {"a": 1}})
+    assert list(db.c.find()) == [{"_id": 1}, {"_id": 2, "$y": 1, "a": 1}]
