@@ -197,6 +197,7 @@ def set_path(doc: dict, path: str | tuple[str, ...], value: Any) -> None:
     """
     parts = split_path(path) if type(path) is str else path
     cur: Any = doc
+    name = ""  # the field name of ``cur`` in its parent (an array element's is its index, as mongod's)
     last = len(parts) - 1
     for i, part in enumerate(parts):
         if isinstance(cur, dict):
@@ -207,11 +208,11 @@ def set_path(doc: dict, path: str | tuple[str, ...], value: Any) -> None:
             if nxt is MISSING:
                 nxt = {}
                 cur[part] = nxt
-            cur = nxt
+            cur, name = nxt, part
         elif isinstance(cur, list):
             if not is_numeric_component(part):
                 raise PathNotViable(
-                    f"Cannot create field '{part}' in element {{{parts[i - 1]}: {_short(cur)}}}",
+                    f"Cannot create field '{part}' in element {{{name}: {_short(cur)}}}",
                     prefix=".".join(parts[:i]),
                     element=cur,
                 )
@@ -224,10 +225,10 @@ def set_path(doc: dict, path: str | tuple[str, ...], value: Any) -> None:
                 return
             if padded:
                 cur[idx] = {}
-            cur = cur[idx]
+            cur, name = cur[idx], str(idx)
         else:
             raise PathNotViable(
-                f"Cannot create field '{part}' in element {{{parts[i - 1]}: {_short(cur)}}}",
+                f"Cannot create field '{part}' in element {{{name}: {_short(cur)}}}",
                 prefix=".".join(parts[:i]),
                 element=cur,
             )

@@ -246,21 +246,22 @@ def _check_viable(doc: dict, parts: tuple, *, rename_source: bool = False) -> No
     or an array met with a field name, is 28 PathNotViable (for a rename source before its
     source-array check, 2). The two callers differ only in mongod's message."""
     node: Any = doc
+    name = ""  # the field name of ``node`` (an array element's is its index, as mongod's)
     for i, part in enumerate(parts):
         if isinstance(node, dict):
             if part not in node:
                 return
-            node = node[part]
+            node, name = node[part], part
         elif isinstance(node, list) and is_numeric_component(part):
             if int(part) >= len(node):
                 return
-            node = node[int(part)]
+            node, name = node[int(part)], str(int(part))
         else:
             where = f"({parts[i - 1]} of {_path_str(parts)})" if rename_source else f"({part}) of ({_path_str(parts)})"
             raise MongoError(
                 ErrorCode.PathNotViable,
                 f"{'cannot' if rename_source else 'Cannot'} use the part {where} to traverse the element "
-                f"({{{parts[i - 1]}: {bson_repr(node)}}})",
+                f"({{{name}: {bson_repr(node)}}})",
             )
 
 

@@ -181,3 +181,15 @@ def test_unset_of_a_stored_top_level_dollar_field_is_allowed(db):
     assert "writeErrors" not in update(db.c, {"_id": 1}, {"$unset": {"$y": 1}})
     assert "writeErrors" not in update(db.c, {"_id": 2}, {"$set": {"a": 1}})
     assert list(db.c.find()) == [{"_id": 1}, {"_id": 2, "$y": 1, "a": 1}]
+
+
+@pytest.mark.parametrize("u, code, message", [
+    ({"$set": {"a.001.b": 9}}, 28, "Cannot create field 'b' in element {1: 2}"),
+    ({"$pop": {"a.001.b": 1}}, 28, "Cannot use the part (b) of (a.001.b) to traverse the element ({1: 2})"),
+    ({"$pull": {"a.01.b": 1}}, 28, "Cannot use the part (b) of (a.01.b) to traverse the element ({1: 2})"),
+])
+def test_an_array_element_is_named_by_its_index_in_path_errors(db, u, code, message):
+    """path_support.cpp: an array position may have leading zeros (str::parseUnsignedBase10Integer),
+    and the element a path cannot pass is shown with its own field name, for an array element its
+    index ('1', not the '001' the path spelled)."""
+    assert _fails_leaving(db.c, {"_id": 1, "a": [1, 2]}, u) == (code, message)
