@@ -1138,10 +1138,8 @@ def replace_doc(w, info, rid: bytes, old: dict, new: dict, validator,
     keysInserted / keysDeleted grow by the index entries the replacement adds and removes. Returns the
     collection's current info (an index the document made multikey is flagged in it). ``from_oplog``:
     an applyOps write, stored without the storage rules (``C.check_storable``)."""
-    if new.get("_id", C.MISSING_ID) != old.get("_id", C.MISSING_ID) and "_id" in old:
-        raise MongoError(ErrorCode.ImmutableField,
-                         "After applying the update, the (immutable) field '_id' was found to have been altered "
-                         f"to _id: {C.format_value(new.get('_id'))}")
+    if "_id" in old and "_id" in new:
+        update_mod.check_replaced_id(new["_id"], old["_id"])  # (a contract re-checked at the write)
     if "_id" not in new:
         new = {"_id": old["_id"], **new}
     C.check_storable(new, from_oplog=from_oplog)

@@ -30,9 +30,10 @@ from tidemark.query.pipeline import run_pipeline
 from tidemark.query.update_ops import OPS, UpdateContext, deep_copy, identical
 from tidemark.query.update_parse import Action, Update, parse_update
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING
+from tidemark.query.values import MISSING, compare
 
-__all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "check_upsert_query", "modified_paths"]
+__all__ = ["Update", "parse_update", "apply_update", "upsert_seed", "check_upsert_query", "check_replaced_id",
+           "modified_paths"]
 
 _NOT_EXACT_VALUE_FIELD = 111  # NotExactValueField (not in the shared ErrorCode table)
 _POSITIONAL_NOT_FOUND = "The positional operator did not find the match needed from the query."
@@ -222,16 +223,13 @@ def _component_key(p: str) -> tuple:
 
 def _replace(doc: dict, replacement: dict) -> tuple[dict, bool]:
     new: dict = {}
-    if "_id" in doc:
-        if "_id" in replacement and not identical(replacement["_id"], doc["_id"]):
-            raise MongoError(
-                ErrorCode.ImmutableField,
-                "After applying the update, the (immutable) field '_id' was found to have been altered to "
-                f"_id: {bson_repr(replacement['_id'])}",
-            )
-        new["_id"] = doc["_id"]
+    if "_id" in replacement:
+        check_replaced_id(replacement["_id"], doc.get("_id", MISSING))
+        new["_id"] = deep_copy(replacement["_id"])  # (first: mongod's ensureIdFieldIsFirst)
+    elif "_id" in doc:
+        new["_id"] = doc["_id"]  # (kept when the replacement has none)
     for k, v in replacement.items():
-        if k != "_id" or "_id" not in new:
+        if k != "_id":
             new[k] = deep_copy(v)
     # a no-op only when the replacement as sent equals the stored document, _id included (mongod's
     # ObjectReplaceExecutor compares them binary): {} over {_id: 0} is a modification, validated
@@ -243,16 +241,27 @@ def _run_pipeline(doc: dict, stages: list) -> tuple[dict, bool]:
     new = results[0] if results else {}
     # (as a replacement: a no-op only when the pipeline's output, before _id is kept, equals the document)
     changed = not identical(new, doc)
-    if "_id" in doc:
-        if "_id" not in new:
-            new = {"_id": doc["_id"], **new}
-        elif not identical(new["_id"], doc["_id"]):
-            raise MongoError(
-                ErrorCode.ImmutableField,
-                "After applying the update, the (immutable) field '_id' was found to have been altered to "
-                f"_id: {bson_repr(new['_id'])}",
-            )
+    if "_id" in new:
+        check_replaced_id(new["_id"], doc.get("_id", MISSING))
+    elif "_id" in doc:
+        new = {"_id": doc["_id"], **new}
     return new, changed
+
+
+def check_replaced_id(new_id: Any, old_id: Any) -> None:
+    """The ``_id`` a replacement or a pipeline's result holds, as mongod's ObjectReplaceExecutor checks
+    it: first storage (storageValidIdField: never an array or a regex, 53), then immutability by
+    *value* (BSONElement::woCompare: the document may change ``_id: 1`` into ``_id: 1.0``, which is
+    what it then stores; a document's fields compare in order) — 66 when it differs."""
+    if isinstance(new_id, list) or is_regex(new_id):
+        kind = "array" if isinstance(new_id, list) else "regex"
+        raise MongoError(ErrorCode.InvalidIdField, f"The '_id' value cannot be of type {kind}")
+    if old_id is not MISSING and compare(new_id, old_id) != 0:
+        raise MongoError(
+            ErrorCode.ImmutableField,
+            f"After applying the update, the (immutable) field '_id' was found to have been altered to "
+            f"_id: {bson_repr(new_id)}",
+        )
 
 
 # mongod's MatchType order (matcher/expression.h) for the conjuncts that can record a position:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bson
 import pytest
+from bson import Decimal128, Regex
 from pymongo.errors import OperationFailure
 
 pytestmark = pytest.mark.commands("update", "findAndModify", "insert", "find", "drop")
@@ -193,3 +194,30 @@ def test_an_array_element_is_named_by_its_index_in_path_errors(db, u, code, mess
     and the element a path cannot pass is shown with its own field name, for an array element its
     index ('1', not the '001' the path spelled)."""
     assert _fails_leaving(db.c, {"_id": 1, "a": [1, 2]}, u) == (code, message)
+
+
+@pytest.mark.parametrize("u", [{"_id": 1.0, "a": 1}, {"_id": Decimal128("1"), "a": 1},
+                               [{"$replaceWith": {"_id": 1.0, "a": 1}}]], ids=["double", "decimal", "pipeline"])
+def test_a_replacement_may_restate_the_id_as_an_equal_value_of_another_type(db, u):
+    """object_replace_executor.cpp (ObjectReplaceExecutorTest.CanAddImmutableField... and the
+    immutable-path check): ``_id`` must keep its *value* (BSONElement::woCompare, numbers by value),
+    and the document stores the replacement's ``_id`` as sent."""
+    db.c.insert_one({"_id": 1})
+    reply = update(db.c, {"_id": 1}, u)
+    assert "writeErrors" not in reply and reply["nModified"] == 1, reply
+    stored = db.c.find_one()
+    assert bson.encode(stored) == bson.encode({"_id": u[0]["$replaceWith"]["_id"] if isinstance(u, list)
+                                               else u["_id"], "a": 1})
+
+
+@pytest.mark.parametrize("u, code, message", [
+    ({"_id": [1]}, 53, "The '_id' value cannot be of type array"),
+    ({"_id": Regex("x")}, 53, "The '_id' value cannot be of type regex"),
+    ([{"$replaceWith": {"_id": [1]}}], 53, "The '_id' value cannot be of type array"),
+    ({"_id": 2}, IMMUTABLE_FIELD, "After applying the update, the (immutable) field '_id' was found to have been "
+                                  "altered to _id: 2"),
+], ids=["array", "regex", "pipeline_array", "other_value"])
+def test_a_replacement_id_is_validated_for_storage_before_immutability(db, u, code, message):
+    """ObjectReplaceExecutor::applyReplacementUpdate validates the new document for storage
+    (storageValidIdField: 53) before it compares the immutable ``_id`` (66)."""
+    assert _fails_leaving(db.c, {"_id": 1}, u) == (code, message)
