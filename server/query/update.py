@@ -504,7 +504,8 @@ def check_upsert_query(query: Mapping) -> None:
 
 
 def upsert_seed(query: Mapping | None, *, only_id: bool = False) -> dict:
-    """The equality fields of ``query`` as a document (``{a: 1, "b.c": 2}`` -> ``{a: 1, b: {c: 2}}``).
+    """The equality fields of ``query`` as a document (``{b: 1, "a.c": 2}`` -> ``{a: {c: 2}}, b: 1}``: in
+    the byte order of their paths, as mongod adds them).
 
     The equalities are ``_equality_pairs``'; multi-clause ``$or`` and other operators are ignored. A path
     matched twice, or beside one of its prefixes, raises 54 NotSingleValueField. ``only_id`` (a
@@ -515,6 +516,7 @@ def upsert_seed(query: Mapping | None, *, only_id: bool = False) -> dict:
     pairs = _equality_pairs(query) if query else []
     seed: dict = {}
     seen: dict[tuple, str] = {}
+    found: list[tuple[str, tuple, Any]] = []
     for path, value in pairs:
         parts = split_path(path)
         if only_id:
@@ -538,6 +540,10 @@ def upsert_seed(query: Mapping | None, *, only_id: bool = False) -> dict:
                     f"cannot infer query fields to set, both paths '{other}' and '{path}' are matched",
                 )
         seen[parts] = path
+        found.append((path, parts, value))
+    # mongod collects the equalities in a std::map keyed by the dotted path (EqualityMatches) and
+    # adds them in its order (pathsupport::addEqualitiesToDoc): byte order of the paths, not the query's
+    for _, parts, value in sorted(found, key=lambda e: e[0]):
         set_path(seed, parts, deep_copy(value))
     return seed
 

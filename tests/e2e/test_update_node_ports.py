@@ -221,3 +221,19 @@ def test_a_replacement_id_is_validated_for_storage_before_immutability(db, u, co
     """ObjectReplaceExecutor::applyReplacementUpdate validates the new document for storage
     (storageValidIdField: 53) before it compares the immutable ``_id`` (66)."""
     assert _fails_leaving(db.c, {"_id": 1}, u) == (code, message)
+
+
+@pytest.mark.parametrize("q, expected", [
+    ({"z": 1, "_id": 5, "b": 2}, {"_id": 5, "b": 2, "z": 1, "x": 1}),
+    ({"a.c": 1, "B": 4, "a0": 3, "a.b": 2}, {"B": 4, "a": {"b": 2, "c": 1}, "a0": 3, "x": 1}),
+    ({"$and": [{"z": 1}, {"a": 2}]}, {"a": 2, "z": 1, "x": 1}),
+], ids=["top_level", "dotted", "and"])
+def test_an_upsert_seeds_the_query_equalities_in_path_byte_order(db, q, expected):
+    """update_driver.cpp populateDocumentWithQueryFields: the equalities are collected in a map keyed by
+    their dotted path (path_support.h EqualityMatches, a std::map) and added in its order
+    (pathsupport::addEqualitiesToDoc), then ``_id`` moves first; the update's new fields follow."""
+    reply = update(db.c, q, {"$set": {"x": 1}}, upsert=True)
+    stored = db.c.find_one()
+    assert reply["upserted"] == [{"index": 0, "_id": stored["_id"]}]
+    assert bson.encode(stored) == bson.encode({"_id": stored["_id"], **{k: v for k, v in expected.items()
+                                                                         if k != "_id"}})

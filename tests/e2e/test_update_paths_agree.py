@@ -3,8 +3,9 @@ whose value is the clock) through the three ways a document gets updated, agains
 
 - the ``update`` command and ``findAndModify`` (``new: true``) leave the same bytes (field order and
   numeric types included), return that document, and answer the same error (code and message);
-- an upsert whose query holds the document's fields as equalities (its seed is the document) inserts
-  what updating the stored document makes (``$setOnInsert`` applying as ``$set``), or fails with the
+- an upsert whose query holds the document's fields as equalities, in any order (its seed is the
+  document, fields in the byte order of their names: pathsupport::addEqualitiesToDoc) inserts what
+  updating the stored document makes (``$setOnInsert`` applying as ``$set``), or fails with the
   same error, through ``update`` and ``findAndModify`` alike;
 - an update answered with an error changes nothing;
 - ``nModified`` is 0 exactly when the stored bytes did not change (so a no-op leaves the document
@@ -178,11 +179,13 @@ def test_an_upsert_inserts_what_updating_its_seed_makes(db, doc, spec):
     if any(path.split(".")[0] == "_id" for fields in u.values() if isinstance(fields, dict) for path in fields):
         return  # (an _id change is refused either way, but the upsert's message may name a seeded path)
     assume("$set" not in u or "$setOnInsert" not in u)
-    doc = {"_id": 1, **doc}
+    # the seed holds the query's equalities in the byte order of their paths (mongod's EqualityMatches
+    # map), whatever order the query lists them in: here the reverse
+    doc = {"_id": 1, **dict(sorted(doc.items()))}
     existing = _fresh(db, "existing", doc)
     _, error = _update(existing, {"_id": 1}, _as_insert(u), filters)
     expected = _stored(existing)
-    query = dict(doc)
+    query = dict(reversed(list(doc.items())))
     upserted = _fresh(db, "upserted", None)
     reply, upsert_error = _update(upserted, query, u, filters, upsert=True)
     assert upsert_error == error
