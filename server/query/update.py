@@ -179,7 +179,7 @@ def check_storage_depth(doc: dict, fields: set[str] | None = None) -> None:
 
 def _check_concrete_conflicts(concrete: list) -> None:
     # Array updates ($[], $[id], $) can reach one element through two paths; sorted neighbours
-    # reveal every equal-or-prefix pair (see update_parse._check_conflicts).
+    # reveal every equal-or-prefix pair (the parse refused the ones its paths spell: update_parse._UpdateTree).
     for (_, action_a, a), (_, action_b, b) in zip(concrete, concrete[1:], strict=False):
         if b[: len(a)] == a:
             raise MongoError(

@@ -100,6 +100,7 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
         return _parse_replacement(update, from_oplog)
     filters = _parse_array_filters(array_filters or [], collation, variables)
     actions: list[Action] = []
+    tree = _UpdateTree(filters)
     for op, fields in update.items():
         if op not in OPERATORS:
             raise MongoError(
@@ -115,20 +116,18 @@ def parse_update(update: Any, *, array_filters: list | None = None, collation: A
         # an empty operand ({$set: {}}) is a no-op since MongoDB 5.0 (verify_update_mods.js)
         for path, arg in fields.items():
             parts = _validate_path(path, op)
-            _validate_arg(op, path, arg)
-            actions.append(Action(op, path, parts, arg))
-            if op == "$rename":
-                actions.append(Action("$rename-target", arg, _validate_path(arg, op), path))
-    if any(p.startswith("$[") for a in actions for p in a.parts):
-        _check_array_update_kinds(actions)
-    _check_conflicts(actions)
-    used = {p[2:-1] for a in actions for p in a.parts if _FILTER_ID.match(p) and p != "$[]"}
-    for ident in used:
-        if ident not in filters:
-            path = next(a.path for a in actions if f"$[{ident}]" in a.parts)
-            raise MongoError(
-                ErrorCode.BadValue, f"No array filter found for identifier '{ident}' in path '{path}'"
-            )
+            if op == "$rename":  # a placeholder at the source first, then the rename at the target
+                tree.merge(path, parts)
+                _validate_rename_target(path, arg)
+                target = _validate_path(arg, op)
+                _validate_arg(op, path, arg)
+                tree.merge(arg, target)
+                actions += (Action(op, path, parts, arg), Action("$rename-target", arg, target, path))
+            else:
+                _validate_arg(op, path, arg)
+                tree.merge(path, parts)
+                actions.append(Action(op, path, parts, arg))
+    used = tree.used
     for ident in filters:
         if ident not in used:
             raise MongoError(
@@ -190,12 +189,12 @@ def _validate_path(path: Any, op: str) -> tuple[str, ...]:
             raise MongoError(
                 ErrorCode.BadValue, f"Cannot have positional (i.e. '$') element in the first position in path '{path}'"
             )
-    if parts[0].startswith("$[") and parts[0].endswith("]"):
-        raise MongoError(
-            ErrorCode.BadValue,
-            f"Cannot have array filter identifier (i.e. '$[<id>]') element in the first position in path '{path}'",
-        )
     return parts
+
+
+def _validate_rename_target(path: str, arg: Any) -> None:
+    if type(arg) is not str:
+        raise MongoError(ErrorCode.BadValue, f"The 'to' field for $rename must be a string: {path}: {_short(arg)}")
 
 
 def _validate_arg(op: str, path: str, arg: Any) -> None:
@@ -204,11 +203,7 @@ def _validate_arg(op: str, path: str, arg: Any) -> None:
         raise MongoError(
             ErrorCode.TypeMismatch, f"Cannot {verb} with non-numeric argument: {{{path}: {_short(arg)}}}"
         )
-    if op == "$rename":
-        if type(arg) is not str:
-            raise MongoError(
-                ErrorCode.BadValue, f"The 'to' field for $rename must be a string: {path}: {_short(arg)}"
-            )
+    if op == "$rename":  # (RenameNode::init, after the target's path checks)
         if arg == path:
             raise MongoError(
                 ErrorCode.BadValue,
@@ -362,40 +357,57 @@ def _validate_push_modifiers(arg: Mapping) -> None:
             )
 
 
-def _check_array_update_kinds(actions: list[Action]) -> None:
-    """Under one path, array updates (``$[]``, ``$[id]``) and any other component (a field, an index,
-    ``$``) cannot mix: mongod's update tree holds one kind of node per path, so the path that would
-    add the other kind conflicts at their common parent (40), in document order."""
-    kinds: dict[tuple[str, ...], bool] = {}
-    for action in actions:
-        parts = action.parts
-        for j, part in enumerate(parts):
-            is_array = part.startswith("$[") and part.endswith("]")
-            seen = kinds.setdefault(parts[:j], is_array)
-            if seen != is_array:
-                raise MongoError(
-                    ErrorCode.ConflictingUpdateOperators,
-                    f"Updating the path '{action.path}' would create a conflict at '{'.'.join(parts[:j])}'",
-                )
+def _is_array_update(part: str) -> bool:
+    return part.startswith("$[") and part.endswith("]")
 
 
-def _check_conflicts(actions: list[Action]) -> None:
-    # After sorting by components, a path and any path under it are adjacent somewhere (everything
-    # between them shares the prefix), so checking neighbours finds every conflict: O(n log n).
-    entries = sorted(((a.parts, a.path) for a in actions), key=lambda e: e[0])
-    for (p_parts, p_path), (q_parts, q_path) in zip(entries, entries[1:], strict=False):
-        if q_parts[: len(p_parts)] == p_parts:
-            _raise_conflict(actions, p_path, q_path)
+_LEAF = object()  # an operation's node in _UpdateTree
 
 
-def _raise_conflict(actions: list[Action], a: str, b: str) -> None:
-    order = {x.path: i for i, x in reversed(list(enumerate(actions)))}
-    first, second = sorted((a, b), key=lambda p: order.get(p, 0))
-    shorter = a if len(a) <= len(b) else b
-    raise MongoError(
-        ErrorCode.ConflictingUpdateOperators,
-        f"Updating the path '{second}' would create a conflict at '{shorter}'",
-    )
+class _UpdateTree:
+    """mongod's update tree as the parse builds it (UpdateObjectNode::parseAndMerge), one path at a time
+    in the update's order, for what the building refuses, when it meets it: an array update
+    (``$[]``/``$[id]``) first in a path or naming no filter (2), and a path that meets another's
+    operation or the other kind of node (array updates and fields never share a parent): 40 naming
+    this path and where. ``used``: the filter identifiers met."""
+
+    def __init__(self, filters: Mapping):
+        self.filters = filters
+        self.used: set[str] = set()
+        self.root: dict = {}  # name -> _LEAF | (is_array_node, children)
+
+    def merge(self, path: str, parts: tuple[str, ...]) -> None:
+        node = self.root
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            name = part
+            if _is_array_update(part):
+                if i == 0:
+                    raise MongoError(ErrorCode.BadValue, "Cannot have array filter identifier (i.e. '$[<id>]') "
+                                                         f"element in the first position in path '{path}'")
+                name = part[2:-1]
+                if name and name not in self.filters:
+                    raise MongoError(ErrorCode.BadValue,
+                                     f"No array filter found for identifier '{name}' in path '{path}'")
+                if name:
+                    self.used.add(name)
+            child = node.get(name)
+            if i == last:
+                if child is not None:
+                    self._conflict(path, path)
+                node[name] = _LEAF
+                return
+            array_node = _is_array_update(parts[i + 1])
+            if child is None:
+                child = node[name] = (array_node, {})
+            elif child is _LEAF or child[0] != array_node:
+                self._conflict(path, ".".join(parts[: i + 1]))
+            node = child[1]
+
+    @staticmethod
+    def _conflict(path: str, at: str) -> None:
+        raise MongoError(ErrorCode.ConflictingUpdateOperators,
+                         f"Updating the path '{path}' would create a conflict at '{at}'")
 
 
 def _filter_identifiers(flt: Mapping, idents: set) -> None:

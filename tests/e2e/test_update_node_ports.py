@@ -237,3 +237,23 @@ def test_an_upsert_seeds_the_query_equalities_in_path_byte_order(db, q, expected
     assert reply["upserted"] == [{"index": 0, "_id": stored["_id"]}]
     assert bson.encode(stored) == bson.encode({"_id": stored["_id"], **{k: v for k, v in expected.items()
                                                                          if k != "_id"}})
+
+
+@pytest.mark.parametrize("u, options, code, message", [
+    ({"$set": {"a": 1}, "$inc": {"a": 1, "b": "x"}}, {}, 40, "Updating the path 'a' would create a conflict at 'a'"),
+    ({"$inc": {"$[]": "x"}}, {}, 14, "Cannot increment with non-numeric argument: {$[]: \"x\"}"),
+    ({"$rename": {"a.$[i]": "b"}}, {}, 2, "No array filter found for identifier 'i' in path 'a.$[i]'"),
+    ({"$rename": {"a": "$"}}, {}, 2, "Cannot have positional (i.e. '$') element in the first position in path '$'"),
+    ({"$set": {"a.$[i]": 1}, "$unset": {"a.$[i]": 1, "c": 1}}, {"arrayFilters": [{"i": 1}, {"j": 1}]}, 40,
+     "Updating the path 'a.$[i]' would create a conflict at 'a.$[i]'"),
+], ids=["conflict_before_a_later_argument", "argument_before_array_update_placement",
+        "rename_source_filter_before_dynamic", "rename_target_path_before_dynamic", "conflict_before_unused_filter"])
+def test_an_update_is_parsed_path_by_path_in_document_order(db, u, options, code, message):
+    """UpdateObjectNode::parseAndMerge (update_object_node_test.cpp): each path in the update's order
+    is checked (empty/positional placement), its operator's argument parsed (leaf init), then merged
+    into the tree (array-update identifiers, conflicts); a $rename merges a placeholder at its source
+    before its target is checked and parsed; unused array filters are checked last. The first
+    failure met answers."""
+    db.c.insert_one({"_id": 1, "a": [1]})
+    assert write_error(update(db.c, {"_id": 1}, u, **options)) == (code, message)
+    assert db.c.find_one() == {"_id": 1, "a": [1]}
