@@ -335,17 +335,19 @@ class _PositionalResolver:
         self._position: int | None = None
         self._resolved = False
 
-    def index(self, prefix: tuple[str, ...]) -> int:
+    def index(self) -> int:
+        """The recorded position (mongod's matchedField). It names the component '$' stands for
+        wherever the update path is: an index of the array there, or past its end (padding), a
+        field of a document, a field to create (UpdateObjectNode::apply applies the positional
+        child under that name whatever the element)."""
         if not self.query:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
         if not self._resolved:
             self._position = self._recorded_position(self.query)
             self._resolved = True
-        node = get_path(self.doc, prefix)
-        i = self._position
-        if not isinstance(node, list) or i is None or i >= len(node):
+        if self._position is None:
             raise MongoError(ErrorCode.BadValue, _POSITIONAL_NOT_FOUND)
-        return i
+        return self._position
 
     def _conjuncts(self, query: Mapping) -> list[tuple[int, tuple[str, ...], Callable[[Any], bool]]]:
         """The query's recording conjuncts compiled, once per statement (cached on the update)."""
@@ -424,9 +426,7 @@ def _expand(
             return
         part = parts[i]
         if part == "$":
-            idx = positional.index(prefix)
-            walk(node[idx], i + 1, prefix + (str(idx),))
-            return
+            part = str(positional.index())
         if part.startswith("$[") and part.endswith("]"):
             if node is MISSING:
                 raise MongoError(

@@ -257,3 +257,18 @@ def test_an_update_is_parsed_path_by_path_in_document_order(db, u, options, code
     db.c.insert_one({"_id": 1, "a": [1]})
     assert write_error(update(db.c, {"_id": 1}, u, **options)) == (code, message)
     assert db.c.find_one() == {"_id": 1, "a": [1]}
+
+
+@pytest.mark.parametrize("doc, u, expected", [
+    ({"_id": 1, "x": [90, 91, 92], "y": ["a"]}, {"$set": {"y.$": "z"}}, {"y": ["a", None, "z"]}),
+    ({"_id": 1, "x": [90, 91, 92], "y": {"k": 1}}, {"$set": {"y.$": "z"}}, {"y": {"k": 1, "2": "z"}}),
+    ({"_id": 1, "x": [90, 91, 92]}, {"$set": {"y.$": "z"}}, {"y": {"2": "z"}}),
+], ids=["past_the_end", "document", "missing"])
+def test_the_positional_operator_names_its_position_wherever_the_path_leads(db, doc, u, expected):
+    """UpdateObjectNode::apply applies the positional child under the query's matchedField whatever
+    the element there (applyChild: an array index, a document's field, a path to create), so '$' from
+    ``x: 92`` (position 2) on another array pads it, on a document names field "2"."""
+    db.c.insert_one(doc)
+    reply = update(db.c, {"x": 92}, u)
+    assert "writeErrors" not in reply and reply["nModified"] == 1, reply
+    assert bson.encode(db.c.find_one()) == bson.encode({**doc, **expected})

@@ -306,5 +306,13 @@ def test_array_positions_are_applied_in_numeric_order():
 def test_positional_takes_the_position_of_another_queried_array():
     doc = {"_id": 1, "x": [90, 91, 92], "y": ["a", "b", "c"]}
     assert run(doc, {"$set": {"y.$": "z"}}, query={"x": 92})[0]["y"] == ["a", "b", "z"]
-    # past the end of the updated array there is no position to take
-    assert "did not find" in fails(2, run, {"_id": 1, "x": [0, 1, 2], "y": [5]}, {"$set": {"y.$": 1}}, query={"x": 2})
+    # the position is a field name for whatever the path reaches (UpdateObjectNode::apply applies the
+    # positional child under mongod's matchedField): past the updated array's end it pads, in a
+    # document it names a field, where nothing is it is created; only a query recording none fails
+    assert run({"_id": 1, "x": [0, 1, 2], "y": [5]}, {"$set": {"y.$": 1}}, query={"x": 2})[0]["y"] == [5, None, 1]
+    assert run({"_id": 1, "x": [0, 1, 2], "y": {"k": 0}}, {"$set": {"y.$": 1}}, query={"x": 2})[0]["y"] == {
+        "k": 0, "2": 1}
+    assert run({"_id": 1, "x": [0, 1, 2]}, {"$set": {"y.$.z": 1}}, query={"x": 1})[0]["y"] == {"1": {"z": 1}}
+    assert "Cannot create field '2' in element {y: 5}" == fails(
+        28, run, {"_id": 1, "x": [0, 1, 2], "y": 5}, {"$set": {"y.$": 1}}, query={"x": 2})
+    assert "did not find" in fails(2, run, {"_id": 1, "x": [0, 1, 2]}, {"$set": {"x.$": 1}}, query={"_id": 1})
