@@ -79,14 +79,17 @@ def apply_update(
         concrete.sort(key=lambda e: _order_key(split_path(e[1].arg)) if e[1].op == "$rename" else e[0])
     modified = False
     storage_rules = not (is_upsert or update.from_oplog)  # (an upsert's document is checked whole)
+    has_id = "_id" in new  # (an operation creating _id conflicts with any other under it)
     for _, action, parts in concrete:
-        touched = _id_paths(new, parts, action)
-        if OPS[action.op](new, parts, action.arg, ctx):
+        op = action.op
+        # (the two checks below cost a comparison for the usual operation, under no _id nor '$' name)
+        touched = _id_paths(new, parts, action) if has_id and (parts[0] == "_id" or op == "$rename") else None
+        if OPS[op](new, parts, action.arg, ctx):
             modified = True
             if touched:
                 _refuse_id_change(new, touched)
-            if storage_rules and action.op != "$unset":  # (UnsetNode validates only the siblings)
-                _refuse_top_level_dollar(action, parts)
+            if storage_rules and (parts[0][0] == "$" or op == "$rename") and op != "$unset":
+                _refuse_top_level_dollar(action, parts)  # (UnsetNode validates only the siblings)
     if update.from_oplog:
         pass  # oplog application stores what the entry says (UpdateStage: not a user-initiated write)
     elif is_upsert:
@@ -99,10 +102,8 @@ def apply_update(
 def _id_paths(doc: dict, parts: tuple, action: Action) -> list[tuple[tuple, int]]:
     """The paths under an existing ``_id`` that applying ``action`` at ``parts`` writes, each with
     how many of its leading components exist before it runs (``$rename``: its target, then its
-    source, the order mongod's RenameNode sets and unsets them). Empty for the usual update, which
-    does not touch ``_id``; an upsert's document may still gain an ``_id`` it lacks."""
-    if "_id" not in doc:
-        return []
+    source, the order mongod's RenameNode sets and unsets them). Only for a document holding ``_id``
+    (an upsert's may gain the ``_id`` it lacks)."""
     written = [split_path(action.arg), parts] if action.op == "$rename" else [parts]
     return [(p, _existing_prefix(doc, p)) for p in written if p[0] == "_id"]
 
