@@ -89,7 +89,9 @@ class Bucket:
         self.kept_open = False  # kept open for a large measurement once (counted once, as mongod)
         table.start_ms[self.slot] = start_s * 1000
         self.meta_bytes = rules.meta_size(meta)  # its meta's BSON bytes (the catalog's memory counts them)
-        table.size[self.slot] = self.meta_bytes
+        # the rules' size starts at 0: mongod's bucket size counts only the measurements' fields, never
+        # the meta (stored once, at the bucket's top; calculateBucketFieldsAndSizeChange skips it)
+        table.size[self.slot] = 0
 
     # -- per-slot state
     @property
@@ -230,8 +232,9 @@ class Bucket:
         table.size[slot] = self.recomputed_size(left)
 
     def recomputed_size(self, n: int) -> int:
-        """The rules' size of the first ``n`` rows (row by row, as they were appended)."""
-        size = self.meta_bytes
+        """The rules' size of the first ``n`` rows (row by row, as they were appended; the meta is not
+        counted, as mongod's bucket size does not count it)."""
+        size = 0
         if not n:
             return size
         if self.pure:

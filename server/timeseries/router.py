@@ -206,7 +206,7 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
     positions = np.arange(n) - np.repeat(starts_at, lengths)
     sizes = table.append_sizes(positions)
     running = np.cumsum(sizes)
-    before = np.repeat(running[starts_at] - sizes[starts_at] - np.asarray(meta_bytes, np.int64), lengths)
+    before = np.repeat(running[starts_at] - sizes[starts_at], lengths)  # (a new bucket's size starts at 0)
     start_ms = np.repeat(np.asarray(starts_s, np.int64) * 1000, lengths)
     if not (rules.within(start_ms, batch.times[rows[order]], limits) & rules.room(positions, running - before,
                                                                                   limits)).all():

@@ -22,8 +22,9 @@ catalog closes idle buckets, at most ``timeseriesIdleBucketExpiryMaxCountPerAtte
 bucket (catalog.make_room).
 
 Sizes are what a measurement adds to the bucket's BSON: each value's size plus its position key, and
-for a field the bucket does not hold yet its column, min and max. ``row_sizes`` is the same rule for
-the rows of a table layout at many positions at once (the vectorized path of router.py).
+for a field the bucket does not hold yet its column, min and max; the meta is not counted (stored once,
+at the bucket's top), so a new bucket's size is 0. ``row_sizes`` is the same rule for the rows of a
+table layout at many positions at once (the vectorized path of router.py).
 """
 
 from __future__ import annotations
@@ -130,7 +131,9 @@ def value_size(value: Any) -> int:
 
 
 def meta_size(meta: Any) -> int:
-    """What a bucket's meta adds to its size (its initial size)."""
+    """A meta's BSON bytes: what the catalog's memory counts for it. Not part of the bucket size rule 5
+    compares with ``timeseriesBucketMaxSize`` (mongod's calculateBucketFieldsAndSizeChange skips the
+    meta field: it is stored once, at the bucket's top)."""
     return value_size(meta) if meta is not MISSING else 0
 
 

@@ -1,0 +1,129 @@
+"""MongoDB's noPassthrough time-series tests (each starts its own mongod, often with setParameter), ported
+where Tidemark answered differently:
+
+- jstests/noPassthrough/timeseries/write/timeseries_idle_buckets.js and timeseries_bucket_limit_size.js
+  (measurements with a 1 MiB meta under ``timeseriesBucketMinCount: 1``): mongod's bucket size rule
+  counts only the measurements' fields, never the meta (calculateBucketFieldsAndSizeChange skips the
+  meta field; a new bucket's size is 0). Tidemark started each bucket's size at its meta's BSON bytes, so
+  a meta over 128,000 bytes closed every bucket for size after one measurement (or, with the default
+  minimum count, counted numBucketsKeptOpenDueToLargeMeasurements for buckets mongod never keeps open).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from harness import ServerProcess
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.commands("insert", "collStats", "find")
+
+BASE = dt.datetime(2024, 1, 1, 1)
+MAX_COUNT = 7  # the limits server's timeseriesBucketMaxCount
+
+
+@pytest.fixture(scope="module")
+def limits_server(tmp_path_factory):
+    """A server whose buckets close on count at 7 and on size at once (no measurement kept open for
+    being large), as the jstests start mongod with setParameter."""
+    base = tmp_path_factory.mktemp("ts-nopassthrough")
+    proc = ServerProcess(base / "db", params={"timeseriesBucketMaxCount": MAX_COUNT, "timeseriesBucketMinCount": 1},
+                         log_path=base / "server.log")
+    proc.start()
+    yield proc
+    proc.terminate()
+
+
+@pytest.fixture(scope="module")
+def limits_db(limits_server):
+    client = limits_server.client()
+    yield client.nopassthrough
+    client.close()
+
+
+def _stats(db, name):
+    return db.command("collStats", name)["timeseries"]
+
+
+@pytest.mark.slow
+def test_a_large_meta_does_not_count_in_the_bucket_size(limits_db):
+    """timeseries_idle_buckets.js's measurements: 3 of one series with a 1 MiB meta in one insert, then
+    3 one at a time: one bucket each way, nothing closed for size."""
+    db = limits_db
+    meta = {"0": "a" * (1024 * 1024)}
+    for name, batched in (("meta_batch", True), ("meta_single", False)):
+        db.drop_collection(name)
+        db.create_collection(name, timeseries={"timeField": "time", "metaField": "meta"})
+        docs = [{"_id": i, "time": BASE + dt.timedelta(seconds=i), "meta": meta, "value": i} for i in range(3)]
+        if batched:
+            db[name].insert_many(docs)
+        else:
+            for doc in docs:
+                db[name].insert_one(doc)
+        stats = _stats(db, name)
+        assert (stats["bucketCount"], stats["numBucketsClosedDueToSize"]) == (1, 0), name
+        assert list(db[name].find().sort("_id", 1)) == docs
+
+
+@pytest.mark.slow
+def test_a_large_meta_keeps_no_bucket_open_for_large_measurements(db):
+    """With the default timeseriesBucketMinCount (10), a bucket whose small measurements carry a
+    200 KB meta is never 'kept open due to large measurements': its size is far under the maximum."""
+    db.create_collection("kept", timeseries={"timeField": "t", "metaField": "m"})
+    db.kept.insert_many([{"t": BASE + dt.timedelta(seconds=i), "m": "m" * 200_000, "x": i} for i in range(12)])
+    stats = _stats(db, "kept")
+    assert stats["numBucketsKeptOpenDueToLargeMeasurements"] == 0
+    assert (stats["bucketCount"], stats["numBucketsClosedDueToSize"]) == (1, 0)
+
+
+# A series of measurements, each either small (a few fields of up to 300 bytes: only the count rule can
+# close a bucket) or large (one string of 26,000-31,000 bytes: a bucket's first costs about three times
+# that with its control.min and max, each later one about once, so two fit in 128,000 bytes and a third
+# never does, whatever the few bytes of field names and positions add).
+metas = st.one_of(st.none(), st.integers(0, 64), st.integers(100_000, 300_000))
+FIELD_VALUES = {"a": st.integers(-2**31, 2**31 - 1), "b": st.floats(allow_nan=False), "c": st.text(max_size=300),
+                "d": st.booleans()}  # each field keeps its type: no schema change closes a bucket
+small_docs = st.lists(st.fixed_dictionaries({}, optional=FIELD_VALUES), min_size=1, max_size=20)
+large_docs = st.lists(st.integers(26_000, 31_000), min_size=1, max_size=7)
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(meta_bytes=metas, series=st.one_of(small_docs.map(lambda d: ("small", d)),
+                                          large_docs.map(lambda d: ("large", d))), batched=st.booleans())
+def test_bucket_counts_follow_the_count_and_size_rules_whatever_the_meta(limits_db, meta_bytes, series, batched):
+    """Every measurement reads back exactly, and the buckets are as mongod's rules predict: at most 7
+    (timeseriesBucketMaxCount) small measurements or 2 large ones a bucket, the meta's size aside."""
+    db = limits_db
+    kind, values = series
+    db.drop_collection("family")
+    db.create_collection("family", timeseries={"timeField": "t", "metaField": "m"})
+    docs = []
+    for i, value in enumerate(values):
+        doc = {"_id": i, "t": BASE + dt.timedelta(seconds=i)}
+        if meta_bytes is not None:
+            doc["m"] = "m" * meta_bytes
+        if kind == "small":
+            doc.update(value)
+        else:
+            doc["x"] = ("a" if i % 2 == 0 else "b") * value
+        docs.append(doc)
+    if batched:
+        db.family.insert_many(docs)
+    else:
+        for doc in docs:
+            db.family.insert_one(doc)
+    assert list(db.family.find().sort("_id", 1)) == docs
+    per_bucket = MAX_COUNT if kind == "small" else 2
+    buckets = -(-len(docs) // per_bucket)
+    stats = _stats(db, "family")
+    assert stats["bucketCount"] == buckets
+    closed = (stats["numBucketsClosedDueToCount"], stats["numBucketsClosedDueToSize"])
+    assert closed == ((buckets - 1, 0) if kind == "small" else (0, buckets - 1))
+    held = sorted(b["control"]["max"]["_id"] - b["control"]["min"]["_id"] + 1
+                  for b in db["system.buckets.family"].find({}, {"control": 1}))
+    assert held == sorted([per_bucket] * (len(docs) // per_bucket) + (
+        [len(docs) % per_bucket] if len(docs) % per_bucket else []))
+
