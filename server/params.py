@@ -113,6 +113,13 @@ def _parse_positive_int(value: Any) -> int:
     return parsed
 
 
+def _parse_at_least_two(value: Any) -> int:
+    parsed = _parse_int(value)
+    if parsed < 2:  # (timeseriesIdleBucketExpiryMaxCountPerAttempt: validator gte 2 in timeseries.idl)
+        raise ValueError(f"must be greater than or equal to 2, got {parsed}")
+    return parsed
+
+
 MAX_SYNCDELAY_SECS = 9_000_000  # mongod's StorageGlobalParams::kMaxSyncdelaySecs
 
 
@@ -377,12 +384,14 @@ SPECS: tuple[ParamSpec, ...] = (
         "Tidemark: how many thread-pool operations run Python at once (the others wait their turn; "
         "server/scheduler.py)",
     ),
+    # The time-series bucketing limits are startup-only, as mongod 7.0's timeseries.idl declares them
+    # (set_at: startup): setParameter answers 20 IllegalOperation "not allowed to change [...] at runtime".
     ParamSpec(
         "timeseriesBucketMaxCount",
         1000,
         _parse_positive_int,
         True,
-        True,
+        False,
         "maximum number of measurements in a time-series bucket",
     ),
     ParamSpec(
@@ -390,7 +399,7 @@ SPECS: tuple[ParamSpec, ...] = (
         128_000,
         _parse_positive_int,
         True,
-        True,
+        False,
         "maximum size in bytes of a time-series bucket",
     ),
     ParamSpec(
@@ -407,7 +416,7 @@ SPECS: tuple[ParamSpec, ...] = (
         10,
         _parse_positive_int,
         True,
-        True,
+        False,
         "measurements a bucket keeps before it may close for size reasons",
     ),
     ParamSpec(
@@ -422,18 +431,18 @@ SPECS: tuple[ParamSpec, ...] = (
     ParamSpec(
         "timeseriesIdleBucketExpiryMaxCountPerAttempt",
         3,
-        _parse_positive_int,
+        _parse_at_least_two,
         True,
-        True,
+        False,
         "idle buckets closed per expiry attempt",
     ),
     ParamSpec(
         "timeseriesIdleBucketExpiryMemoryUsageThreshold",
         0,
-        _parse_non_negative_int,
+        _parse_int,  # (mongod's has no validator: any value, and one not positive means the default)
         True,
         True,
-        "bucket catalog memory (bytes) above which idle buckets close; 0 means 2.5% of RAM",
+        "bucket catalog memory (bytes) above which idle buckets close; 0 or less means 2.5% of RAM",
     ),
     ParamSpec(
         "tlsSniffTimeoutSecs",

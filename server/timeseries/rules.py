@@ -97,7 +97,8 @@ class Limits:
         """The limits for one insert: server parameters now, the collection's bucketing options;
         ``memory_threshold``: the threshold when the parameter is 0 (2.5 % of RAM)."""
         name = "timeseriesIdleBucketExpiryMemoryUsageThreshold"
-        memory_threshold = (params[name] if name in params else 0) or memory_threshold
+        configured = params[name] if name in params else 0
+        memory_threshold = configured if configured > 0 else memory_threshold  # (0 or less: the default)
         return cls(max_count=params["timeseriesBucketMaxCount"], max_size=params["timeseriesBucketMaxSize"],
                    min_count=params["timeseriesBucketMinCount"],
                    span_ms=options.bucket_max_span_seconds * 1000, rounding_s=options.bucket_rounding_seconds,
@@ -106,8 +107,8 @@ class Limits:
 
 
 def memory_threshold(configured: int) -> int:
-    """``timeseriesIdleBucketExpiryMemoryUsageThreshold``: 0 means 2.5 % of the machine's memory."""
-    if configured:
+    """``timeseriesIdleBucketExpiryMemoryUsageThreshold``: 0 or less means 2.5 % of the machine's memory."""
+    if configured > 0:
         return configured
     import psutil
 

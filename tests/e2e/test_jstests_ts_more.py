@@ -50,7 +50,7 @@ import math
 
 import pytest
 from bson import Decimal128, Int64, ObjectId
-from harness import jstests
+from harness import ServerProcess, jstests
 from harness.jstests import error_code, unordered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -890,28 +890,29 @@ SORT_BUCKET_MAX_COUNT = 300
 
 
 @pytest.fixture(scope="module")
-def sort_db(client):
+def sort_db(tmp_path_factory):
     """One database for the sort jstests: ``plain`` (no meta), ``meta`` (m = 0..9), ``sub`` (m = {a, b,
-    array}), ``sub3`` (m = {a, b, c, array}). setupColl inserts timeseriesBucketMaxCount measurements per run; the port lowers that
-    parameter to 300 while it inserts (restoring it at once) so that the same overlapping-bucket shape
-    (count-closed buckets, then a second run 3 s later opening buckets that overlap them) costs 6,000
-    measurements per collection instead of 20,000."""
-    name = "t_ts_more_sort"
-    client.drop_database(name)
-    sdb = client[name]
-    was = client.admin.command({"getParameter": 1, "timeseriesBucketMaxCount": 1})["timeseriesBucketMaxCount"]
-    client.admin.command({"setParameter": 1, "timeseriesBucketMaxCount": SORT_BUCKET_MAX_COUNT})
+    array}), ``sub3`` (m = {a, b, c, array}). setupColl inserts timeseriesBucketMaxCount measurements per run; the port
+    starts its own server with that (startup-only) parameter at 300 so that the same overlapping-bucket
+    shape (count-closed buckets, then a second run 3 s later opening buckets that overlap them) costs
+    6,000 measurements per collection instead of 20,000."""
+    base = tmp_path_factory.mktemp("ts-more-sort")
+    proc = ServerProcess(base / "db", params={"timeseriesBucketMaxCount": SORT_BUCKET_MAX_COUNT},
+                         log_path=base / "server.log")
+    proc.start()
+    client = proc.client()
+    sdb = client["t_ts_more_sort"]
     try:
         for coll, uses_meta, sub in (("plain", False, None), ("meta", True, None), ("sub", True, ["a", "b"]),
                                      ("sub3", True, ["a", "b", "c"])):
             spec = {"timeField": "t", "metaField": "m"} if uses_meta else {"timeField": "t"}
             sdb.create_collection(coll, timeseries=spec)
             sdb[coll].insert_many(_sort_docs(uses_meta, sub, SORT_BUCKET_MAX_COUNT))
+        assert sdb["system.buckets.meta"].count_documents({"meta": 7}) >= 2  # overlapping buckets per series
+        yield sdb
     finally:
-        client.admin.command({"setParameter": 1, "timeseriesBucketMaxCount": was})
-    assert sdb["system.buckets.meta"].count_documents({"meta": 7}) >= 2  # overlapping buckets per series
-    yield sdb
-    client.drop_database(name)
+        client.close()
+        proc.terminate()
 
 
 def _sort_key_values(doc, sort_spec):

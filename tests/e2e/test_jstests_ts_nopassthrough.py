@@ -7,6 +7,13 @@ where Tidemark answered differently:
   meta field; a new bucket's size is 0). Tidemark started each bucket's size at its meta's BSON bytes, so
   a meta over 128,000 bytes closed every bucket for size after one measurement (or, with the default
   minimum count, counted numBucketsKeptOpenDueToLargeMeasurements for buckets mongod never keeps open).
+- jstests/noPassthrough/timeseries/create/timeseries_server_parameters.js (testNumericServerParameter:
+  timeseriesBucketMaxCount and timeseriesBucketMaxSize are startup parameters, not runtime ones, and a
+  value below the bound stops the start-up) and the rest of mongod 7.0's timeseries.idl it reads:
+  timeseriesBucketMinCount and timeseriesIdleBucketExpiryMaxCountPerAttempt are startup-only too (the
+  latter at least 2), timeseriesIdleBucketExpiryMemoryUsageThreshold is settable at both and takes any
+  value (one not positive means 2.5 % of the memory). Tidemark let a client change all four at runtime,
+  started with an expiry count of 1 and refused a negative threshold.
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ import pytest
 from harness import ServerProcess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pymongo.errors import OperationFailure
 
-pytestmark = pytest.mark.commands("insert", "collStats", "find")
+pytestmark = pytest.mark.commands("insert", "collStats", "find", "getParameter", "setParameter")
 
 BASE = dt.datetime(2024, 1, 1, 1)
 MAX_COUNT = 7  # the limits server's timeseriesBucketMaxCount
@@ -126,4 +134,66 @@ def test_bucket_counts_follow_the_count_and_size_rules_whatever_the_meta(limits_
                   for b in db["system.buckets.family"].find({}, {"control": 1}))
     assert held == sorted([per_bucket] * (len(docs) // per_bucket) + (
         [len(docs) % per_bucket] if len(docs) % per_bucket else []))
+
+
+STARTUP_ONLY = ("timeseriesBucketMaxCount", "timeseriesBucketMaxSize", "timeseriesBucketMinCount",
+                "timeseriesIdleBucketExpiryMaxCountPerAttempt")
+
+
+def test_the_bucketing_limits_are_startup_parameters(limits_server):
+    """What the server was started with is what getParameter answers; setParameter refuses every one of
+    the four with 20 IllegalOperation (mongod checks a name's settability before its value), even
+    with the value it holds, and changes nothing."""
+    admin = limits_server.client().admin
+    details = admin.command({"getParameter": {"showDetails": True}, **dict.fromkeys(STARTUP_ONLY, 1)})
+    assert {name: details[name] for name in STARTUP_ONLY} == {
+        name: {"value": value, "settableAtRuntime": False, "settableAtStartup": True}
+        for name, value in zip(STARTUP_ONLY, (MAX_COUNT, 128_000, 1, 3), strict=True)}
+    for name in STARTUP_ONLY:
+        for value in (details[name]["value"], 100, "many"):
+            with pytest.raises(OperationFailure) as info:
+                admin.command("setParameter", 1, **{name: value})
+            assert (info.value.code, info.value.details["codeName"]) == (20, "IllegalOperation")
+            assert info.value.details["errmsg"] == f"not allowed to change [{name}] at runtime"
+    assert admin.command("getParameter", 1, timeseriesBucketMaxCount=1)["timeseriesBucketMaxCount"] == MAX_COUNT
+
+
+def test_the_idle_bucket_memory_threshold_takes_any_value_at_runtime(limits_server):
+    """timeseriesIdleBucketExpiryMemoryUsageThreshold has no validator: a negative value is kept as
+    given (and means the default, 2.5 % of the memory: inserts go on)."""
+    client = limits_server.client()
+    admin = client.admin
+    name = "timeseriesIdleBucketExpiryMemoryUsageThreshold"
+    assert admin.command("setParameter", 1, **{name: -5}) == {"was": 0, "ok": 1.0}
+    try:
+        assert admin.command("getParameter", 1, **{name: 1})[name] == -5
+        db = client.nopassthrough
+        db.drop_collection("negative_threshold")
+        db.create_collection("negative_threshold", timeseries={"timeField": "t", "metaField": "m"})
+        db.negative_threshold.insert_many([{"t": BASE, "m": i} for i in range(20)])
+        stats = _stats(db, "negative_threshold")
+        assert (stats["bucketCount"], stats["numBucketsClosedDueToMemoryThreshold"]) == (20, 0)
+    finally:
+        admin.command("setParameter", 1, **{name: 0})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("params, starts", [
+    ({"timeseriesIdleBucketExpiryMaxCountPerAttempt": 1}, False),  # (validator gte 2)
+    ({"timeseriesIdleBucketExpiryMaxCountPerAttempt": 2}, True),
+    ({"timeseriesBucketMaxCount": 0}, False),
+    ({"timeseriesBucketMaxSize": 0}, False),
+    ({"timeseriesBucketMinCount": 0}, False),
+    ({"timeseriesIdleBucketExpiryMemoryUsageThreshold": -1}, True),
+])
+def test_start_up_refuses_a_value_out_of_the_parameters_bounds(start_server, params, starts):
+    """testNumericServerParameter: a value below the lower bound stops mongod at start-up; one within
+    starts it with that value."""
+    if not starts:
+        with pytest.raises(RuntimeError, match="server did not start"):
+            start_server(params=params)
+        return
+    with start_server(params=params).client() as client:
+        (name, value), = params.items()
+        assert client.admin.command("getParameter", 1, **{name: 1})[name] == value
 

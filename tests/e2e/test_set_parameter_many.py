@@ -27,10 +27,9 @@ SETTABLE = {
     "cursorTimeoutMillis": (600_000, lambda v: v > 0),
     "internalQueryExplainSizeThresholdBytes": (10 * 1024 * 1024, lambda v: v >= 0),
     "scramIterationCount": (10_000, lambda v: v >= 5000),
-    "timeseriesBucketMaxCount": (1000, lambda v: v > 0),
     "ttlMonitorSleepSecs": (60, lambda v: v > 0),
 }
-NOT_AT_RUNTIME = ("authenticationMechanisms", "enableTestCommands", "tidemarkRunTokens")
+NOT_AT_RUNTIME = ("authenticationMechanisms", "enableTestCommands", "tidemarkRunTokens", "timeseriesBucketMaxCount")
 UNKNOWN = ("noSuchParameter", "TTLMonitorSleepSecs")
 
 assignment = st.one_of(

@@ -251,7 +251,7 @@ async def test_random_ingest_with_checkpoints_recovers_every_measurement_exactly
 
     rng = random.Random(5)
     first = Server(tmp_path / "r")
-    first.params.set_at_runtime("timeseriesBucketMaxCount", 50)
+    first.params.set_startup_value("timeseriesBucketMaxCount", 50)  # (startup-only, as mongod)
     await create(first)
     inserted = []
     for step in range(120):
@@ -311,7 +311,7 @@ async def test_a_bucket_that_left_memory_is_freed_while_journal_records_still_na
     import gc
     import weakref
 
-    server.params.set_at_runtime("timeseriesBucketMaxCount", 20)
+    server.params.set_startup_value("timeseriesBucketMaxCount", 20)  # (startup-only, as mongod)
     await create(server)
     ns = "db.system.buckets.weather"
     await insert(server, [{"timestamp": T0, "metadata": "once", "v": 0.0}])  # its bucket stays open
