@@ -331,7 +331,9 @@ async def server_status(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
     }
     for name, provider in list(state.status_sections.items()):
         section = provider()
-        sections[name] = await section if inspect.isawaitable(section) else section
+        section = await section if inspect.isawaitable(section) else section
+        if section is not None:  # (a section with nothing to say is left out, as mongod's empty ones)
+            sections[name] = section
     for key, value in _arguments(cmd):
         if key in sections and not value and key not in ("host", "version", "process", "pid"):
             del sections[key]

@@ -36,7 +36,11 @@ async def on_startup(state: Any) -> None:
     state.bucket_catalog = catalog
     state.ts_committer = committer
 
-    async def status() -> dict[str, Any]:
+    async def status() -> dict[str, Any] | None:
+        if not catalog.collections:
+            # no collection has execution stats (nothing inserted since start-up, or every such
+            # collection dropped): mongod's section generates nothing then, and serverStatus omits it
+            return None
         # the snapshot on the loop (cheap copies), the walk over every live bucket in a worker thread:
         # a series explosion's 200,000 buckets would otherwise hold the loop ~130 ms per serverStatus
         snapshot = catalog.live_snapshot()

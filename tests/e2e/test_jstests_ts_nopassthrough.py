@@ -14,6 +14,11 @@ where Tidemark answered differently:
   latter at least 2), timeseriesIdleBucketExpiryMemoryUsageThreshold is settable at both and takes any
   value (one not positive means 2.5 % of the memory). Tidemark let a client change all four at runtime,
   started with an expiry count of 1 and refused a negative threshold.
+- jstests/noPassthrough/timeseries/stats/timeseries_serverStatus.js (7.0 form: archived buckets count
+  in numBuckets): serverStatus has no ``bucketCatalog`` section until a collection has execution stats
+  (mongod's section generates nothing while ``executionStats`` is empty, and a collection's stats go
+  with its drop); then one open, idle bucket per series and the archived ones in numBuckets. Tidemark
+  always answered the section.
 """
 
 from __future__ import annotations
@@ -197,3 +202,28 @@ def test_start_up_refuses_a_value_out_of_the_parameters_bounds(start_server, par
         (name, value), = params.items()
         assert client.admin.command("getParameter", 1, **{name: 1})[name] == value
 
+
+@pytest.mark.slow
+@pytest.mark.commands("serverStatus", "drop")
+def test_server_status_has_a_bucket_catalog_section_once_a_collection_has_stats(start_server):
+    with start_server().client() as client:
+        db = client.status_section
+
+        def catalog():
+            return client.admin.command("serverStatus").get("bucketCatalog")
+
+        assert catalog() is None
+        db.create_collection("t", timeseries={"timeField": "time", "metaField": "meta"})
+        assert catalog() is None  # (created, nothing inserted: no execution stats yet)
+        expected = []
+        for time, buckets in ((dt.datetime(2025, 3, 19, 5, 17), 1),  # opens a bucket, idle once committed
+                              (dt.datetime(2021, 1, 2, 1), 2),  # time backward: the first one archived
+                              (dt.datetime(2021, 1, 1, 1), 3)):  # and again
+            db.t.insert_one({"time": time, "meta": {"a": 1}})
+            section = catalog()
+            expected.append((buckets, 1, 1, buckets - 1))
+            assert (section["numBuckets"], section["numOpenBuckets"], section["numIdleBuckets"],
+                    section["numArchivedBuckets"]) == expected[-1]
+            assert section["memoryUsage"] > 0
+        assert db.drop_collection("t")["ok"] == 1.0
+        assert catalog() is None  # (its stats went with it)

@@ -166,7 +166,8 @@ def test_reads_over_stored_buckets_answer_like_generic_and_regular(server_proc):
     server_proc.restart()  # a restart closes every bucket: all stored
     with server_proc.client() as client:
         db = client["lr"]
-        assert client.admin.command("serverStatus")["bucketCatalog"]["numOpenBuckets"] == 0
+        # (the section is absent until an insert after the restart)
+        assert client.admin.command("serverStatus").get("bucketCatalog", {}).get("numOpenBuckets", 0) == 0
         for _ in range(3):  # later times from remembered facts and parts (kept from a bucket's second read)
             _check_lastpoint(db)
             for name in sorted(GROUPS):
