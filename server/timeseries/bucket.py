@@ -240,7 +240,7 @@ class Bucket:
         if self.pure:
             table = self.table
             return size + int(table.row_sizes(np.arange(n)).sum()) + table.sizes.first_extra
-        seen: set[str] = {self.time_field}
+        seen: set[str] = set()  # (its first row created every column, the time's too)
         for position, row in enumerate(self.rows(n)):
             size += rules.measurement_size(seen.__contains__, position, row, self.meta_field)
             seen.update(row)

@@ -21,10 +21,13 @@ stored one found by query (reopen.py). Above ``timeseriesIdleBucketExpiryMemoryU
 catalog closes idle buckets, at most ``timeseriesIdleBucketExpiryMaxCountPerAttempt`` before each new
 bucket (catalog.make_room).
 
-Sizes are what a measurement adds to the bucket's BSON: each value's size plus its position key, and
-for a field the bucket does not hold yet its column, min and max; the meta is not counted (stored once,
-at the bucket's top), so a new bucket's size is 0. ``row_sizes`` is the same rule for the rows of a
-table layout at many positions at once (the vectorized path of router.py).
+Sizes are mongod 7.0's (calculateBucketFieldsAndSizeChange): a measurement at position ``n`` of a bucket
+adds, for each field but the meta, its element renamed to the position (``valuesize + 2 + numDigits(n)``,
+numDigits(0) being 0), and for a field the bucket does not hold yet an empty object of that name (12 +
+name) and two copies of the element (control.min and max); the meta is not counted (stored once, at the
+bucket's top), so a new bucket's size is 0 and its first measurement pays for every column, the time's
+too. ``row_sizes`` is the same rule for the rows of a table layout at many positions at once (the
+vectorized path of router.py).
 """
 
 from __future__ import annotations
@@ -117,18 +120,33 @@ def memory_threshold(configured: int) -> int:
 
 # ---------------------------------------------------------------- sizes
 
-_FIXED_SIZES = {float: 8, int: 8, Int64: 8, bool: 1, type(None): 0, _dt.datetime: 8, DatetimeMS: 8, ObjectId: 12,
+_FIXED_SIZES = {float: 8, Int64: 8, bool: 1, type(None): 0, _dt.datetime: 8, DatetimeMS: 8, ObjectId: 12,
                 Decimal128: 16}
+_INT32_LOW, _INT32_HIGH = -(2**31), 2**31 - 1
 
 
 def value_size(value: Any) -> int:
-    """Approximate BSON size of a value (without element header)."""
+    """BSON size of a value without its element header (mongod's ``BSONElement::valuesize``): an int
+    as pymongo encodes it (int32 when it fits), a string's UTF-8 bytes."""
     size = _FIXED_SIZES.get(type(value))
     if size is not None:
         return size
+    if type(value) is int:
+        return 4 if _INT32_LOW <= value <= _INT32_HIGH else 8
     if type(value) is str:
-        return len(value) + 5
+        return _utf8_len(value) + 5
     return len(bson.encode({"": value}, codec_options=CODEC_OPTIONS)) - 7
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def new_field_size(name: str, vsize: int) -> int:
+    """What a field a bucket does not hold yet adds besides its value: an empty object of its name
+    under data (12 + name bytes) and its element in control.min and control.max."""
+    name_bytes = _utf8_len(name)
+    return 12 + name_bytes + 2 * (vsize + name_bytes + 2)
 
 
 def meta_size(meta: Any) -> int:
@@ -139,12 +157,14 @@ def meta_size(meta: Any) -> int:
 
 
 def _typed_size(kind: int) -> int:
-    """Bytes of one value of a typed column (an int32 counted as 8, as measurement_size counts it)."""
-    width = WIDTH[kind]
-    return 8 if width == 4 else width
+    """Bytes of one value of a typed column (its BSON width: an int32 4, as ``value_size`` counts it)."""
+    return WIDTH[kind]
 
 
 def _digits(position: int) -> int:
+    """mongod's numDigits of a bucket's measurement count: 0 for 0 (its loop counts no digit)."""
+    if not position:
+        return 0
     return len(POS_KEYS[position]) if position < len(POS_KEYS) else len(str(position))
 
 
@@ -156,10 +176,10 @@ def measurement_size(has_column: Any, position: int, row: dict[str, Any], meta_f
     for field, value in row.items():
         if field == meta_field:
             continue
-        vsize = value_size(value) + digits + 2
+        vsize = value_size(value)
+        size += vsize + digits + 2
         if not has_column(field):
-            vsize += 12 + len(field) + 2 * vsize
-        size += vsize
+            size += new_field_size(field, vsize)
     return size
 
 
@@ -176,19 +196,19 @@ class LayoutSizes:
 def layout_sizes(order: tuple[str, ...], kinds: dict[str, int], constants: dict[str, Any],
                  time_field: str) -> LayoutSizes:
     sizes = {f: value_size(constants[f]) if f in constants else _typed_size(kinds[f]) for f in order}
-    return LayoutSizes(sum(sizes.values()), len(order),
-                       sum(12 + len(f) + 2 * (sizes[f] + 3) for f in order if f != time_field))
+    # (a bucket's first row creates every column, the time's too: a new bucket holds no field)
+    return LayoutSizes(sum(sizes.values()), len(order), sum(new_field_size(f, sizes[f]) for f in order))
 
 
 def row_sizes(sizes: LayoutSizes, positions: Any) -> Any:
     """Bytes each row of a layout adds at these positions (``measurement_size`` for a bucket that holds
     every field already): an array of positions gives an array, one ``int`` position an ``int`` (the
     one-row run of a new series is common enough that NumPy's per-call cost would dominate it)."""
-    digits = 1 + sum(positions >= bound for bound in _POSITION_DIGIT_BOUNDS)
+    digits = sum(positions >= bound for bound in _POSITION_DIGIT_BOUNDS)  # (_digits: 0 at position 0)
     return sizes.value_bytes + sizes.value_count * (digits + 2)
 
 
-_POSITION_DIGIT_BOUNDS = (10, 100, 1000, 10_000, 100_000)
+_POSITION_DIGIT_BOUNDS = tuple(10**k for k in range(10))
 
 
 # ---------------------------------------------------------------- the rules
@@ -275,9 +295,9 @@ def columns_compatible(columns: dict[str, Any], batch: Any) -> bool:
 
 
 def held_fields(bucket: Any) -> Any:
-    """The fields a bucket's rows hold, for the size rule (a new bucket holds its time column only,
-    whatever its table layout: its first row pays for creating the other columns)."""
-    return bucket.columns if bucket.count else {bucket.time_field: None}
+    """The fields a bucket's rows hold, for the size rule (a new bucket holds none, whatever its table
+    layout: its first row pays for creating every column, the time's too, as mongod's)."""
+    return bucket.columns if bucket.count else {}
 
 
 def column_sizes(batch: Any, bucket: Any, k: int) -> np.ndarray:
@@ -304,10 +324,8 @@ def _column_sizes_at(batch: Any, bucket: Any, positions: Any) -> tuple[Any, int]
     value_sizes = {name: value_size(batch.constants[name]) if name in batch.constants
                    else _typed_size(batch.kinds[name]) for name in batch.order}
     sizes = row_sizes(LayoutSizes(sum(value_sizes.values()), len(batch.order), 0), positions)
-    digits = _digits(count)
     held = held_fields(bucket)
-    return sizes, sum(12 + len(name) + 2 * (value_sizes[name] + digits + 2) for name in batch.order
-                      if name not in held)
+    return sizes, sum(new_field_size(name, value_sizes[name]) for name in batch.order if name not in held)
 
 
 def kind_compatible(column: Any, kind: int) -> bool:

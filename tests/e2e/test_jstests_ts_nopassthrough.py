@@ -7,6 +7,13 @@ where Tidemark answered differently:
   meta field; a new bucket's size is 0). Tidemark started each bucket's size at its meta's BSON bytes, so
   a meta over 128,000 bytes closed every bucket for size after one measurement (or, with the default
   minimum count, counted numBucketsKeptOpenDueToLargeMeasurements for buckets mongod never keeps open).
+- The bucket size itself, from the source the jstests exercise (timeseries_bucket_limit_size.js,
+  timeseries_large_measurements.js, timeseries_insert_rollover.js): calculateBucketFieldsAndSizeChange
+  counts a value as BSON does (an int32 4 bytes, a string's UTF-8 bytes), a new field's control.min and
+  max copies with its name, numDigits(0) as 0, and the time field as a new field of a new bucket.
+  Tidemark counted an int32 as 8, the min/max copies without the name but with the position, and a new
+  bucket as already holding its time field: bucket boundaries fell some bytes off mongod's. The family
+  below predicts every bucket boundary with a model of that source.
 - jstests/noPassthrough/timeseries/create/timeseries_server_parameters.js (testNumericServerParameter:
   timeseriesBucketMaxCount and timeseriesBucketMaxSize are startup parameters, not runtime ones, and a
   value below the bound stops the start-up) and the rest of mongod 7.0's timeseries.idl it reads:
@@ -25,7 +32,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+import bson
 import pytest
+from bson.int64 import Int64
 from harness import ServerProcess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -139,6 +148,101 @@ def test_bucket_counts_follow_the_count_and_size_rules_whatever_the_meta(limits_
                   for b in db["system.buckets.family"].find({}, {"control": 1}))
     assert held == sorted([per_bucket] * (len(docs) // per_bucket) + (
         [len(docs) % per_bucket] if len(docs) % per_bucket else []))
+
+
+def _bson_value_size(value):
+    return len(bson.encode({"": value})) - 7
+
+
+def _num_digits(n):
+    digits = 0
+    while n:
+        n //= 10
+        digits += 1
+    return digits
+
+
+def _predicted_buckets(docs, meta_field, max_count, max_size, min_count):
+    """The measurements of each bucket, by mongod 7.0's rules for one series whose times stay within
+    one bucket span and whose fields keep their types (insertIntoBucket, determineRolloverAction,
+    calculateBucketFieldsAndSizeChange): count, then size, a bucket under the minimum count kept open
+    up to 12 MiB."""
+    buckets, fields, size = [], set(), 0
+
+    def added(doc):
+        add = 0
+        for name, value in doc.items():
+            if name == meta_field:
+                continue
+            name_bytes = len(name.encode())
+            element = 2 + name_bytes + _bson_value_size(value)
+            if name not in fields:
+                add += 12 + name_bytes + 2 * element
+            add += element - (name_bytes + 1) + _num_digits(len(buckets[-1]) if buckets else 0) + 1
+        return add
+
+    for doc in docs:
+        if buckets:
+            add = added(doc)
+            count = len(buckets[-1])
+            roll = count >= max_count or (size + add > max_size and (
+                count >= min_count or size + add > 12 * 1024 * 1024))
+        if not buckets or roll:
+            buckets.append([])
+            fields, size = set(), 0
+            add = added(doc)
+        buckets[-1].append(doc["_id"])
+        fields.update(name for name in doc if name != meta_field)
+        size += add
+    return buckets
+
+
+# Measurements of one series whose sizes put bucket boundaries anywhere: strings of up to 40,000
+# bytes (ASCII or not), int32 and int64 values, doubles, fields present or not (each keeps its type).
+measurement = st.fixed_dictionaries({}, optional={
+    "s": st.one_of(st.integers(0, 40_000).map(lambda n: "s" * n), st.text(max_size=50)),
+    "i": st.integers(-2**31, 2**31 - 1), "l": st.integers(2**31, 2**62).map(Int64), "f": st.floats(allow_nan=False),
+    "é": st.integers(0, 30_000).map(lambda n: "é" * n)})
+
+
+@pytest.fixture(scope="module")
+def default_db(client):
+    name = "ts_nopassthrough_default"
+    client.drop_database(name)
+    yield client[name]
+    client.drop_database(name)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(rows=st.lists(measurement, min_size=1, max_size=24), meta_bytes=st.sampled_from([None, 10, 200_000]),
+       batched=st.booleans(), limits=st.sampled_from(["limits", "default"]))
+def test_bucket_boundaries_follow_mongods_size_rule(limits_db, default_db, rows, meta_bytes, batched, limits):
+    """Every measurement reads back exactly, and each bucket holds exactly the measurements mongod's
+    count and size rules put in it: on a server with timeseriesBucketMaxCount 7 and
+    timeseriesBucketMinCount 1, and on one with the defaults (1000; 10: buckets kept open for large
+    measurements)."""
+    db = limits_db if limits == "limits" else default_db
+    max_count, min_count = (MAX_COUNT, 1) if limits == "limits" else (1000, 10)
+    db.drop_collection("exact")
+    db.create_collection("exact", timeseries={"timeField": "t", "metaField": "m"})
+    docs = []
+    for i, row in enumerate(rows):
+        doc = {"_id": i, "t": BASE + dt.timedelta(seconds=i)}
+        if meta_bytes is not None:
+            doc["m"] = "m" * meta_bytes
+        doc.update(row)
+        docs.append(doc)
+    if batched:
+        db.exact.insert_many(docs)
+    else:
+        for doc in docs:
+            db.exact.insert_one(doc)
+    assert list(db.exact.find().sort("_id", 1)) == docs
+    held = sorted((b["control"]["min"]["_id"], b["control"]["max"]["_id"])
+                  for b in db["system.buckets.exact"].find({}, {"control": 1}))
+    predicted = _predicted_buckets(docs, "m", max_count, 128_000, min_count)
+    assert held == [(ids[0], ids[-1]) for ids in predicted]  # (one series in time order: ranges of _id)
 
 
 STARTUP_ONLY = ("timeseriesBucketMaxCount", "timeseriesBucketMaxSize", "timeseriesBucketMinCount",

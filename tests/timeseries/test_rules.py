@@ -108,8 +108,8 @@ def test_fits_counts_the_rows_taken_before_the_first_rule_that_stops_them():
 
 
 @pytest.mark.parametrize(("value", "size"), [
-    (1.0, 8), (1, 8), (Int64(1), 8), (True, 1), (None, 0), (dt.datetime(2024, 1, 1), 8),
-    (ObjectId(), 12), ("abc", 8), ({"a": 1}, 12),
+    (1.0, 8), (1, 4), (2**31, 8), (Int64(1), 8), (True, 1), (None, 0), (dt.datetime(2024, 1, 1), 8),
+    (ObjectId(), 12), ("abc", 8), ("é", 7), ({"a": 1}, 12),
 ])
 def test_value_size_is_the_bson_value_size(value, size):
     assert rules.value_size(value) == size
