@@ -204,11 +204,14 @@ def row_sizes(sizes: LayoutSizes, positions: Any) -> Any:
     """Bytes each row of a layout adds at these positions (``measurement_size`` for a bucket that holds
     every field already): an array of positions gives an array, one ``int`` position an ``int`` (the
     one-row run of a new series is common enough that NumPy's per-call cost would dominate it)."""
-    digits = sum(positions >= bound for bound in _POSITION_DIGIT_BOUNDS)  # (_digits: 0 at position 0)
+    if type(positions) is int:
+        digits: Any = _digits(positions)
+    else:  # numDigits of each position in one call (0 at position 0, as _digits)
+        digits = np.searchsorted(_POSITION_DIGIT_BOUNDS, positions, side="right")
     return sizes.value_bytes + sizes.value_count * (digits + 2)
 
 
-_POSITION_DIGIT_BOUNDS = tuple(10**k for k in range(10))
+_POSITION_DIGIT_BOUNDS = np.array([10**k for k in range(19)], dtype=np.int64)  # 1, 10, ... 10**18
 
 
 # ---------------------------------------------------------------- the rules
