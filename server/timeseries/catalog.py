@@ -56,7 +56,7 @@ from tidemark.timeseries.bucketdoc import (
 from tidemark.timeseries.columns import ConstColumn, ObjectColumn, to_array, typed_kind
 from tidemark.timeseries.options import TimeseriesOptions
 from tidemark.timeseries.rules import Action, Rollover
-from tidemark.timeseries.states import Event, State, move, move_all
+from tidemark.timeseries.states import IN_MEMORY, Event, State, move, move_all
 from tidemark.timeseries.table import Meter, Table
 
 # the execution statistics in mongod's order (collStats ``timeseries``, serverStatus ``bucketCatalog``);
@@ -359,8 +359,10 @@ class BucketCatalog:
         self.leaving_bytes = 0
         self.deferred = 0  # full writes the last drain left for the next commit (commit.py)
         # buckets whose only work is their full write, spread over commits (commit.drain): those
-        # leaving memory (closed, retired), then the others (checkpoints)
-        self.queued_fulls: tuple[deque[Bucket], deque[Bucket]] = (deque(), deque())
+        # leaving memory (closed, retired), then the others (checkpoints). Weak: an entry never keeps
+        # a bucket that left memory (with the full document it keeps for late readers) alive
+        self.queued_fulls: tuple[deque[weakref.ref[Bucket]], deque[weakref.ref[Bucket]]] = (deque(), deque())
+        self._queued_limit = EXPIRY_QUEUE_MIN  # (``compact_queued``)
         self.epoch = 0  # series unmapping rounds (Series.unmap)
         self.pins: dict[int, int] = {}  # inserts between computing series ids and routing -> epoch then
         self._pin_ids = 0
@@ -937,6 +939,29 @@ class BucketCatalog:
                 self.mark_full(bucket)
             state.series.queried[bucket.sid] = False  # the direct write may leave it reopenable
         return len(state.live) if buckets is None else len(closing)
+
+    def compact_queued(self) -> None:
+        """Drop the queued full writes that stand for nothing (written or dropped meanwhile, or queued
+        twice): O(queue) once the queues grew fourfold since the last compaction (amortized O(1)
+        per entry). The checkpoint queue is reached only when the one of buckets leaving memory is
+        empty, and a checkpoint-marked bucket that closes for memory is queued again in the first: under a steady
+        stream of closes (a million series) every periodic checkpoint added an entry per bucket in
+        memory to a queue the drains never reached (430,000 entries after 8 minutes), each holding its
+        bucket, and the full document it keeps for late readers, after the bucket left memory."""
+        queued = self.queued_fulls
+        if len(queued[0]) + len(queued[1]) <= self._queued_limit:
+            return
+        seen: set[int] = set()
+        for queue in queued:
+            kept = []
+            for ref in queue:
+                bucket = ref()
+                if bucket is not None and bucket.needs_full and bucket.state in IN_MEMORY and id(bucket) not in seen:
+                    seen.add(id(bucket))
+                    kept.append(ref)
+            queue.clear()
+            queue.extend(kept)
+        self._queued_limit = max(EXPIRY_QUEUE_MIN, 4 * (len(queued[0]) + len(queued[1])))
 
     def take_dirty(self) -> tuple[list[Bucket], list[Table]]:
         buckets = list(self.dirty.values())

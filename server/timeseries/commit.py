@@ -214,7 +214,7 @@ class CollectionPlan:
         for bucket, *_ in reversed(self.deferrable[len(written) - len(self.fulls):]):
             if bucket.state in IN_MEMORY:
                 bucket.needs_full = True
-                catalog.queued_fulls[0 if id(bucket) in catalog.leaving else 1].appendleft(bucket)
+                catalog.queued_fulls[0 if id(bucket) in catalog.leaving else 1].appendleft(weakref.ref(bucket))
                 catalog.deferred += 1
         if trim is not None and log_ is not None:
             log_.trimmed(trim[1])
@@ -296,7 +296,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
         if bucket.needs_full and hi == lo and bucket.in_flight == hi:
             # nothing of it to commit but its full write: queued (those leaving memory first), taken
             # FULL_WRITES_PER_COMMIT per commit below
-            queued[0 if id(bucket) in catalog.leaving else 1].append(bucket)
+            queued[0 if id(bucket) in catalog.leaving else 1].append(weakref.ref(bucket))
             continue
         handled.setdefault(bucket.table, set()).add(bucket.slot)
         plan = plan_of(bucket.ns)
@@ -313,9 +313,10 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
     taken = 0
     for queue in queued:
         while queue and taken < FULL_WRITES_PER_COMMIT:
-            bucket = queue.popleft()
-            if not bucket.needs_full or bucket.state not in IN_MEMORY:
+            queued_bucket = queue.popleft()()
+            if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
                 continue  # written meanwhile (queued twice), or dropped
+            bucket = queued_bucket
             state = catalog.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:
                 continue
@@ -328,6 +329,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             bucket.needs_full = False
             cast(CollectionPlan, plan_of(bucket.ns)).deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
             cast(CollectionPlan, plan_of(bucket.ns)).rows.append((bucket, lo, hi))
+    catalog.compact_queued()
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
         slots = np.unique(np.asarray(listed, np.int64))
