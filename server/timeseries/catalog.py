@@ -132,6 +132,9 @@ class Series:
         self.metas: list[Any] = []
         self.open: list[Bucket | None] = []
         self.archived: list[list[Bucket]] = []
+        # buckets of the series closed for memory or retired whose full write is not yet durable
+        # (``BucketCatalog.resume``): still reopenable, as mongod reopens the stored bucket it closed
+        self.parting: dict[int, list[Bucket]] = {}
         self.queried: list[bool] = []
         self.held: list[int] = []  # buckets of the series in memory (any state)
         self.raws: list[Any] = []  # the sid_of_raw keys of the series: None, one key, or a list of keys
@@ -493,15 +496,20 @@ class BucketCatalog:
         bucket.charged = self.footprint(bucket)
         self.memory += bucket.charged
         if probation:
-            self.probation.append((weakref.ref(bucket), self.clock))
-            if len(self.probation) > self._probation_limit:
-                self.probation = deque(entry for entry in self.probation if (b := entry[0]()) is not None
-                                       and b.state in (State.OPEN, State.ARCHIVED))
-                self._probation_limit = max(EXPIRY_QUEUE_MIN, 4 * len(self.probation))
+            self._on_probation(bucket)
             return
         self.expiry.append((weakref.ref(bucket), self.clock, -1))
         if len(self.expiry) > self._expiry_limit:
             self._compact_expiry()
+
+    def _on_probation(self, bucket: Bucket) -> None:
+        """A bucket brought back for one measurement (loaded by query, or resumed) expires first unless
+        a later routing uses it (``_close_probation``)."""
+        self.probation.append((weakref.ref(bucket), self.clock))
+        if len(self.probation) > self._probation_limit:
+            self.probation = deque(entry for entry in self.probation if (b := entry[0]()) is not None
+                                   and b.state in (State.OPEN, State.ARCHIVED))
+            self._probation_limit = max(EXPIRY_QUEUE_MIN, 4 * len(self.probation))
 
     def _compact_expiry(self) -> None:
         """Drop the entries of buckets no longer routable: O(queue) once the queue grew fourfold since
@@ -585,6 +593,7 @@ class BucketCatalog:
         if reason is not None:
             state.stats[reason.statistic] += 1
         self._unroute(state, bucket)
+        self._part(state.series, bucket)
         self.mark_full(bucket)
         self._leaving(bucket)
 
@@ -595,6 +604,37 @@ class BucketCatalog:
         state.series.queried[bucket.sid] = False
         self.mark_full(bucket)
         self._leaving(bucket)
+        state.series.parting.setdefault(bucket.sid, []).append(bucket)
+
+    def resume(self, state: CollectionState, bucket: Bucket) -> None:
+        """A bucket of ``series.parting`` (expired for memory or retired, its full write not yet durable)
+        takes a measurement: it is its series' open bucket again, as mongod 7.0 reopens the bucket it
+        closed for memory (stored by then) rather than open a second one for the same time range. Its
+        pending full write is dropped (its rows stay covered by journal records until a later full
+        write; one in flight finds it open and leaves it in memory), and it leaves ``leaving``: its
+        memory counts against the threshold again. The series has no open bucket (the caller archived it)."""
+        series = state.series
+        if series.open[bucket.sid] is not None:
+            raise RuntimeError("resume with another open bucket: archive it first")
+        self.make_room()  # its memory counts again, as a new or loaded bucket's does (it is leaving: not closed here)
+        self._part(series, bucket)
+        move(bucket, Event.REOPEN)
+        self.leaving_bytes -= self.leaving.pop(id(bucket), 0)
+        bucket.needs_full = False  # (its queue entries are skipped; compact_queued drops them)
+        series.open[bucket.sid] = bucket
+        bucket.table.make_hot(bucket.sid, bucket.slot)
+        bucket.table.last_used[bucket.slot] = self.clock
+        self._on_probation(bucket)  # as a bucket reopened by query (make_room took its queue entry)
+        state.stats["numBucketsReopened"] += 1
+
+    @staticmethod
+    def _part(series: Series, bucket: Bucket) -> None:
+        """``bucket`` is no longer resumable (resumed, closed for good, or gone from memory)."""
+        parting = series.parting.get(bucket.sid)
+        if parting is not None and bucket in parting:
+            parting.remove(bucket)
+            if not parting:
+                del series.parting[bucket.sid]
 
     def _leaving(self, bucket: Bucket) -> None:
         """The bucket leaves memory once its full write is durable: its memory is as good as freed."""
@@ -638,6 +678,7 @@ class BucketCatalog:
     def _leave(self, state: CollectionState | None, bucket: Bucket, final: bytes | None) -> None:
         if state is not None and state.leave(bucket):
             series = state.series
+            self._part(series, bucket)
             series.held[bucket.sid] -= 1
             if not series.routable(bucket.sid):
                 series.empty.append(bucket.sid)
@@ -780,8 +821,8 @@ class BucketCatalog:
                 break
             ref, queued, _busy = queue.popleft()
             bucket = ref()
-            if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED):
-                continue
+            if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED) or id(bucket) in self.leaving:
+                continue  # (retired: leaving already; ``resume`` queues it again)
             used = int(bucket.table.last_used[bucket.slot])
             if used > queued:
                 queue.append((ref, used, -1))
@@ -792,12 +833,20 @@ class BucketCatalog:
             state = self.collections.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:
                 continue
-            self.close(state, bucket, Rollover.MEMORY_THRESHOLD)
-            state.series.queried[bucket.sid] = False  # it had room: storage may hold a candidate again
+            self._expire(state, bucket)
             closed += 1
             if closed >= limits.expiry_per_attempt or self.memory - self.leaving_bytes <= limits.memory_threshold:
                 break
         return closed
+
+    def _expire(self, state: CollectionState, bucket: Bucket) -> None:
+        """``make_room`` expires an idle bucket (counted as closed for memory, as mongod 7.0 counts the
+        buckets it removes): archived if open, then retired — it leaves memory once its full write is
+        durable, and until then its series resumes it rather than open a second bucket (``resume``)."""
+        if bucket.state is State.OPEN:
+            move(bucket, Event.ARCHIVE)  # (not one of its series' archived buckets: retired at once)
+        state.stats[Rollover.MEMORY_THRESHOLD.statistic] += 1
+        self.retire(state, bucket)
 
     def _close_probation(self) -> int:
         """``make_room``'s first choice: buckets reopened by query that no routing used since the one
@@ -814,7 +863,7 @@ class BucketCatalog:
         for _ in range(min(len(queue), EXPIRY_SCAN_LIMIT)):
             ref, loaded = queue[0]
             bucket = ref()
-            if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED):
+            if bucket is None or bucket.state not in (State.OPEN, State.ARCHIVED) or id(bucket) in self.leaving:
                 queue.popleft()
                 continue
             used = int(bucket.table.last_used[bucket.slot])
@@ -828,8 +877,7 @@ class BucketCatalog:
             state = self.collections.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:
                 continue
-            self.close(state, bucket, Rollover.MEMORY_THRESHOLD)
-            state.series.queried[bucket.sid] = False
+            self._expire(state, bucket)
             closed += 1
             if closed >= limits.expiry_per_attempt or self.memory - self.leaving_bytes <= limits.memory_threshold:
                 break
@@ -941,11 +989,11 @@ class BucketCatalog:
         return len(state.live) if buckets is None else len(closing)
 
     def compact_queued(self) -> None:
-        """Drop the queued full writes that stand for nothing (written or dropped meanwhile, or queued
-        twice): O(queue) once the queues grew fourfold since the last compaction (amortized O(1)
+        """Drop the queued full writes that stand for nothing (written, resumed or dropped meanwhile, or
+        queued twice): O(queue) once the queues grew fourfold since the last compaction (amortized O(1)
         per entry). The checkpoint queue is reached only when the one of buckets leaving memory is
-        empty, and a checkpoint-marked bucket that closes for memory is queued again in the first: under a steady
-        stream of closes (a million series) every periodic checkpoint added an entry per bucket in
+        empty, and a checkpoint-marked bucket that expires is queued again in the first: under a steady
+        stream of expiries (a million series) every periodic checkpoint added an entry per bucket in
         memory to a queue the drains never reached (430,000 entries after 8 minutes), each holding its
         bucket, and the full document it keeps for late readers, after the bucket left memory."""
         queued = self.queued_fulls

@@ -315,7 +315,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
         while queue and taken < FULL_WRITES_PER_COMMIT:
             queued_bucket = queue.popleft()()
             if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
-                continue  # written meanwhile (queued twice), or dropped
+                continue  # written meanwhile (queued twice), resumed, or dropped
             bucket = queued_bucket
             state = catalog.get(bucket.ns)
             if state is None or state.live.get(bucket.id) is not bucket:

@@ -185,6 +185,7 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
     firsts = order[starts_at]  # each series' first row left (a position in ``rows``)
     series = state.series
     opened, archived, queried, metas = series.open, series.archived, series.queried, series.metas
+    parting = series.parting
     asks = loader is not None and not catalog.direct_writes.get(state.ns)
     series_sids = sorted_sids[starts_at].tolist()
     first_times = batch.times[rows[firsts]].tolist()
@@ -196,6 +197,8 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
             return False  # rules 3-5 refused it (count, schema, size): the rules path decides
         if any(rules.in_range(b.start_ms, t, limits) for b in archived[sid]):
             return False
+        if any(rules.in_range(b.start_ms, t, limits) for b in parting.get(sid, ())):
+            return False  # (the rules path resumes it)
         if asks and not queried[sid]:  # storage is asked now, as ``_reopen`` would ask it
             queried[sid] = True
             if loader(state, sid, t) is not None:
@@ -377,6 +380,10 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
         catalog.reopen(state, bucket)
         return bucket
     series = state.series
+    for bucket in reversed(series.parting.get(sid, [])):  # closed for memory or retired, not yet written
+        if rules.in_range(bucket.start_ms, t, limits) and rules.takes(_reason(batch, bucket, row, limits, meta_field)):
+            catalog.resume(state, bucket)
+            return bucket
     if series.queried[sid] or loader is None or catalog.direct_writes.get(state.ns):
         return None
     series.queried[sid] = True

@@ -7,19 +7,21 @@
             v                             |
    new -> OPEN --- archive ----------> ARCHIVED
             |  (time forward/backward,    |
-            |   another bucket reopened)  |
+            |   another bucket reopened,  |
+            |   memory: then retired)     |
             +--------- close -------------+--> CLOSED --- full document durable ---> STORED
             |  (count, size, schema,      |                                      (left memory)
-            |   memory, direct write,     +------- full document durable, idle ----^
-            |   shutdown)                 |
+            |   direct write, shutdown)   +------- full document durable, idle ----^
             +--------- freeze ------------+--> FROZEN   (dropped collection; a bucket whose only
                                                           rows were removed by a failed commit)
 
 - OPEN: the current bucket of its series; measurements are routed to it.
 - ARCHIVED: no longer current but still in memory and reopenable (7.0 keeps archived buckets): a
   writer whose times interleave with another's appends to it again at no cost; its rows may still be
-  only in journal records. Once it has not been reopened for a while (or memory is short) its full
-  document is written and it leaves memory (STORED), still reopenable by query.
+  only in journal records. Once it has not been reopened for a while (or memory is short: an idle
+  open bucket is archived for it) it is retired: unrouted, its full document written, and it leaves
+  memory (STORED), still reopenable by query; until that write is durable its series may reopen it
+  (``catalog.resume``) rather than open a second bucket for its range.
 - CLOSED: takes no more measurements; it stays in memory (readers see it) until its full document is
   durable, then it leaves memory (STORED). A stored bucket with room is reopened *by query*: loaded
   from storage as a new OPEN bucket object.
