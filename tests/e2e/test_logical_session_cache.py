@@ -123,8 +123,9 @@ def test_a_full_cache_refuses_every_way_of_starting_a_new_session(full_server, s
     raw.refresh()  # (a raw command carries no lsid: the cache is now empty)
     ids = [uuid.uuid4() for _ in range(6)]
     active: set[Any] = set()
-    for use, i in steps:
+    for step, (use, i) in enumerate(steps):
         lsid = {"id": ids[i]}
+        marker = f"{ids[i]}/{step}"  # (this step's own: an earlier step may have inserted with the session)
         if use == "refresh":
             raw.refresh()
             active = set()
@@ -140,7 +141,7 @@ def test_a_full_cache_refuses_every_way_of_starting_a_new_session(full_server, s
             continue
         command: dict[str, Any] = {
             "ping": {"ping": 1}, "find": {"find": "c", "filter": {}}, "count": {"count": "c"},
-            "insert": {"insert": "c", "documents": [{"marker": str(ids[i])}]}, "hello": {"hello": 1},
+            "insert": {"insert": "c", "documents": [{"marker": marker}]}, "hello": {"hello": 1},
             "refreshSessions": {"refreshSessions": [lsid]}, "endSessions": {"endSessions": [lsid]},
             "killSessions": {"killSessions": [lsid]},
         }[use]
@@ -150,7 +151,7 @@ def test_a_full_cache_refuses_every_way_of_starting_a_new_session(full_server, s
             assert reply["ok"] == 0.0 and reply["code"] == 261, reply
             assert reply["errmsg"] == _too_many(ids[i]) and reply["codeName"] == "TooManyLogicalSessions"
             if use == "insert":
-                assert raw.ok({"count": "c", "query": {"marker": str(ids[i])}}, db="lsc")["n"] == 0
+                assert raw.ok({"count": "c", "query": {"marker": marker}}, db="lsc")["n"] == 0
         else:
             assert reply["ok"] == 1.0, reply
             if use != "killSessions":
