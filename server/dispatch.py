@@ -21,7 +21,7 @@ from typing import Any
 from tidemark import log
 from tidemark.arguments import DOC_SEQUENCE_FIELDS, GENERIC_ARGUMENTS, SEQUENCES_REFUSED
 from tidemark.auth.redaction import redact_command
-from tidemark.auth.rules import authorize, requires_auth
+from tidemark.auth.rules import authenticate, authorize, requires_auth
 from tidemark.commands import (
     admin,
     aggregate,
@@ -122,31 +122,32 @@ def error_reply(exc: BaseException, *, context: str = "") -> dict[str, Any]:
 def _database(cmd: dict[str, Any]) -> str:
     """The request's ``$db`` as mongod's OpMsgRequest::getDatabase reads it — before the command is
     looked up (curOpCommandSetup names the operation's namespace first): absent 40571; any other type
-    than a string, null included, BSONElement::chk's 13111 with both types named."""
+    than a string, null included, BSONElement::chk's 13111 with both types named; a dot or a NUL 73."""
     if "$db" not in cmd:
         raise MongoError(40571, "OP_MSG requests require a $db argument")
     db = cmd["$db"]
     if type(db) is not str:
         raise MongoError(13111, f"wrong type for field ($db) {type_name(db)} != string")
+    # the same step names the operation's namespace <db>.$cmd, whose DatabaseName refuses a dot and a NUL
+    # (73, before the command is looked up); the other rules of a name are validDBName's, later
+    if "." in db:
+        raise MongoError(ErrorCode.InvalidNamespace, f"'.' is an invalid character in a db name: {db}")
+    if "\x00" in db:
+        raise MongoError(ErrorCode.InvalidNamespace, "database names cannot have embedded null characters")
     return db
 
 
-def _without_sequences(spec: CommandSpec, cmd: dict[str, Any], sequence_ids: tuple[str, ...]) -> dict[str, Any]:
-    """``cmd`` as the command's parser sees its OP_MSG document sequences (``sequence_ids``), by mongod's
-    command class (arguments.SEQUENCES_REFUSED): insert, update and delete read them as fields (their
-    handlers check the names: 40415); a command that refuses them keeps them for ``_refuse_sequences``
-    (after the authentication check, as mongod parses after it); every other command never reads them:
-    they are left out."""
-    if spec.name in DOC_SEQUENCE_FIELDS or spec.name in SEQUENCES_REFUSED:
-        return cmd
-    return {key: value for key, value in cmd.items() if key not in sequence_ids}
-
-
-def _refuse_sequences(spec: CommandSpec) -> None:
-    """40472 for a command whose mongod class refuses document sequences (CommandHelpers::
-    uassertNoDocumentSequences, in the command's parse)."""
+def _with_sequences(spec: CommandSpec, cmd: dict[str, Any], sequence_ids: tuple[str, ...]) -> dict[str, Any]:
+    """``cmd`` as the command's parse takes its OP_MSG document sequences (``sequence_ids``), by mongod's
+    command class (arguments.SEQUENCES_REFUSED): a BasicCommand's parse refuses them (CommandHelpers::
+    uassertNoDocumentSequences, 40472: after the authentication check, before the database name's and
+    the privileges'); insert, update and delete read them as fields (their handlers check the names:
+    40415); every other command never reads them: they are left out."""
     if spec.name in SEQUENCES_REFUSED:
         raise MongoError(40472, f"The {spec.name} command does not support document sequences.")
+    if spec.name in DOC_SEQUENCE_FIELDS:
+        return cmd
+    return {key: value for key, value in cmd.items() if key not in sequence_ids}
 
 
 def _max_time_ms(cmd: dict[str, Any]) -> int | None:
@@ -225,7 +226,9 @@ class Dispatcher:
             # mongod's order: $db, the command, the API parameters' parse of the body (ExecCommandDatabase::
             # _parseCommand's first step, before any authorization: a client that has not authenticated
             # learns nothing from it but what it sent), the pre-parse authorization checks
-            # (uassertShouldAttemptParse: admin-only, authentication), the command's parse, the rest.
+            # (uassertShouldAttemptParse: admin-only, authentication), the command's parse (document
+            # sequences), then _initiateCommand's: the session fields, the database name (validDBName),
+            # help, the user's privileges (checkAuthorization), the rest.
             db = _database(cmd)
             if spec is None:
                 if not name:
@@ -239,21 +242,24 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
+            access = self.server.auth
+            enforcing = access is not None and access.enabled
+            if enforcing:
+                authenticate(self.server, conn, spec.name)  # 13 without a user, before the parse
+            if sequence_ids:
+                cmd = _with_sequences(spec, cmd, sequence_ids)  # (40472: a BasicCommand's parse)
+            if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
+                check_session_fields(spec.name, cmd, requires_auth(spec.name), conn, access)
+            lsid = cmd.get("lsid")
+            if lsid is not None and attaches_session(spec.name, conn, access):
+                self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full
             check_db_name(db, dollar=True)
-            if sequence_ids:
-                cmd = _without_sequences(spec, cmd, sequence_ids)
-            cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
-            if sequence_ids:
-                _refuse_sequences(spec)
+            if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
+                return {"help": spec.help, "ok": 1.0}  # (mongod answers help before checkAuthorization)
+            if enforcing:
+                cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
                 self.server.opcounters[spec.counter] += 1
-            if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
-                check_session_fields(spec.name, cmd, requires_auth(spec.name), conn, self.server.auth)
-            lsid = cmd.get("lsid")
-            if lsid is not None and attaches_session(spec.name, conn, self.server.auth):
-                self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full
-            if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
-                return {"help": spec.help, "ok": 1.0}
             if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):
                 raise MongoError(ErrorCode.InvalidOptions, "Command does not support writeConcern")
             if "readConcern" in cmd or "writeConcern" in cmd:

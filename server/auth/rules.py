@@ -1,5 +1,6 @@
-"""THE authorization rule of every command (one table), and :func:`authorize`, the one check
-``tidemark.dispatch`` runs before a handler.
+"""THE authorization rule of every command (one table), and the two checks ``tidemark.dispatch`` runs
+before a handler, in mongod 7.0's places: :func:`authenticate` before the command's parse (a user is
+needed), :func:`authorize` after it and after the database name's check (the user's privileges).
 
 ``RULES[name]`` is either :data:`OPEN` (no authentication needed: the handshake and the
 authentication commands), or a function ``rule(req) -> dict | None`` that raises :class:`Denied`
@@ -690,12 +691,28 @@ def requires_auth(name: str) -> bool:
     return RULES.get(name, _no_rule) is not OPEN
 
 
-def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
-    """Check one command against the caller's privileges. Returns the command to run (possibly
-    narrowed); raises 13 Unauthorized. A no-op while access control is off."""
+def authenticate(server: Any, conn: Any, name: str) -> None:
+    """mongod's pre-parse check (CommandHelpers::uassertShouldAttemptParse): a command that needs a user
+    is refused (13 "Command <name> requires authentication") to a client that has none, before the
+    command's parse; on the localhost exception the decision waits for :func:`authorize`. Call only
+    while access control is on."""
+    if RULES.get(name, _no_rule) is OPEN:
+        return
     manager = server.auth
-    if manager is None or not manager.enabled:
-        return cmd
+    if session_of(conn).privileges(manager, conn) is None and not _localhost_exception(manager, conn):
+        raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
+
+
+def _localhost_exception(manager: Any, conn: Any) -> bool:
+    return bool(manager.localhost_bypass and is_localhost(conn) and not manager.has_users())
+
+
+def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
+    """Check one command against the caller's privileges (mongod's checkAuthorization, after the
+    command's parse and the database name's check; :func:`authenticate` ran before the parse). Returns
+    the command to run (possibly narrowed); raises 13 Unauthorized. Call only while access control is
+    on."""
+    manager = server.auth
     rule = RULES.get(name, _no_rule)
     if rule is OPEN and "$audit" not in cmd:
         return cmd
@@ -706,7 +723,7 @@ def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
     if rule is OPEN:
         return cmd
     if privileges is None:
-        if not (manager.localhost_bypass and is_localhost(conn) and not manager.has_users()):
+        if not _localhost_exception(manager, conn):
             raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
         privileges = LOCALHOST_PRIVILEGES
     try:

@@ -133,7 +133,8 @@ _INVALID_DB_CHARS = frozenset('/\\. "\x00')
 def check_db_name(db: str, *, dollar: bool = False) -> None:
     """mongod's rule for a database name (every command's ``$db`` passes here: kept cheap).
     ``dollar``: whether ``$`` may appear (a command's database, as mongod's dispatch allows)."""
-    if not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64 or (not dollar and "$" in db):
+    if (not db or not _INVALID_DB_CHARS.isdisjoint(db) or len(db) >= 64 or (not dollar and "$" in db)
+            or (len(db) >= 16 and not db.isascii() and len(db.encode()) >= 64)):  # (mongod counts bytes)
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid database name: '{db}'")
 
 

@@ -6,8 +6,9 @@
   itself (only killSessions checked it).
 - ``$audit`` impersonation metadata naming a user or roles: needs ``impersonate`` on the cluster, for
   every command (hello included) and whoever asks (root included), else 13 "Unauthorized use of
-  impersonation metadata." (service_entry_point_common.cpp; an ``$audit`` naming nobody is ignored).
-  Tidemark ignored ``$audit``.
+  impersonation metadata." (service_entry_point_common.cpp's ImpersonationSessionGuard, in
+  _initiateCommand: after the pre-parse "requires authentication" of a command that needs a user; an
+  ``$audit`` naming nobody is ignored). Tidemark ignored ``$audit``.
 
 Raw connections (bench.scram_client): drivers replace a command's lsid with their own session's.
 - Property (Hypothesis): any uid bytes on find/count/distinct/insert/explain, for a reader, a writer,
@@ -100,7 +101,10 @@ def test_impersonation_metadata_needs_impersonate(auth_server, users, audit, cal
     with _sock(auth_server, caller) as sock:
         plain = command(sock, {**cmd, "$db": DB})
         reply = command(sock, {**cmd, "$db": DB, "$audit": metadata})
-    if names_someone and caller != "impersonator":
+    if caller is None and "find" in cmd:  # uassertShouldAttemptParse, before the impersonation guard
+        assert (reply["ok"], reply["code"], reply["errmsg"]) == (
+            0.0, 13, "Command find requires authentication"), reply
+    elif names_someone and caller != "impersonator":
         assert (reply["ok"], reply["code"], reply["errmsg"]) == (
             0.0, 13, "Unauthorized use of impersonation metadata."), reply
     else:
