@@ -397,7 +397,7 @@ def _parse_sections(
     ``sequences`` receives each document sequence as it is read."""
     view = memoryview(message)
     body: dict[str, Any] | None = None
-    body_start = body_size = 0
+    repeated: tuple[tuple[str, Any], ...] | None = None
     pos = HEADER_SIZE + 4
     while pos < end:
         kind = message[pos]
@@ -408,6 +408,11 @@ def _parse_sections(
             body_start = pos
             body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
             body_size = pos - body_start
+            body, repeated = _repeated_fields(message, body_start, body_size, body)
+            if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
+                # validated as it is read (Validated<BSONObj>), as the sequences' documents are: a body
+                # nested too deeply is 15 before any later section's error
+                _check_depth(body if repeated is None else _every_value(repeated), rid)
             if "$tenant" in body:  # (a server without multitenancy: 7.0's op_msg.cpp, at once)
                 raise ParseError(ErrorCode.InvalidOptions,
                                  "Multitenancy not enabled, cannot set $tenant in command body", request_id=rid)
@@ -442,9 +447,6 @@ def _parse_sections(
             raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
     if body is None:
         raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
-    body, repeated = _repeated_fields(message, body_start, body_size, body)
-    if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
-        _check_depth(body if repeated is None else _every_value(repeated), rid)
     if not sequences:
         if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
             raise _checksum_mismatch()
