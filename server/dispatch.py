@@ -21,7 +21,7 @@ from typing import Any
 from tidemark import log
 from tidemark.arguments import DOC_SEQUENCE_FIELDS, GENERIC_ARGUMENTS, SEQUENCES_REFUSED
 from tidemark.auth.redaction import redact_command
-from tidemark.auth.rules import authenticate, authorize, requires_auth
+from tidemark.auth.rules import authenticate, authorize, check_session_claim, requires_auth
 from tidemark.commands import (
     admin,
     aggregate,
@@ -251,6 +251,8 @@ class Dispatcher:
             if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
                 check_session_fields(spec.name, cmd, requires_auth(spec.name), conn, access)
             lsid = cmd.get("lsid")
+            if lsid is not None and enforcing:
+                check_session_claim(self.server, conn, spec.name, cmd)  # 13 for another user's uid
             if lsid is not None and attaches_session(spec.name, conn, access):
                 self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full
             check_db_name(db, dollar=True)

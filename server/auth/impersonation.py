@@ -23,12 +23,18 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 _IMPERSONATION_FIELDS = ("$impersonatedUser", "$impersonatedUsers", "$impersonatedRoles")
 
 
-def check(cmd: dict, privileges: dict[R.Pattern, frozenset] | None, name: Any) -> None:
-    """Refuse the command's ``$audit`` / ``lsid.uid`` claims the caller (its ``privileges``, None when
-    unauthenticated; its user ``name``) may not make."""
+def check_audit(cmd: dict, privileges: dict[R.Pattern, frozenset] | None) -> None:
+    """Refuse ``$audit`` metadata naming a user or roles from a caller (its ``privileges``, None when
+    unauthenticated) who may not impersonate (mongod's ImpersonationSessionGuard, before the command's
+    privilege check)."""
     audit = cmd.get("$audit")
     if isinstance(audit, dict) and any(audit.get(f) for f in _IMPERSONATION_FIELDS) and not _may_impersonate(privileges):
         raise MongoError(ErrorCode.Unauthorized, "Unauthorized use of impersonation metadata.")
+
+
+def check_uid(cmd: dict, privileges: dict[R.Pattern, frozenset] | None, name: Any) -> None:
+    """Refuse an ``lsid.uid`` other than the caller's own (its user ``name``) from a caller who may not
+    impersonate (makeLogicalSessionId, in initializeOperationSessionInfo: before the session is used)."""
     lsid = cmd.get("lsid")
     if isinstance(lsid, dict) and "uid" in lsid:
         uid = lsid["uid"]

@@ -703,6 +703,17 @@ def authenticate(server: Any, conn: Any, name: str) -> None:
         raise MongoError(ErrorCode.Unauthorized, f"Command {name} requires authentication")
 
 
+def check_session_claim(server: Any, conn: Any, name: str, cmd: dict) -> None:
+    """The ``lsid.uid`` a command claims (impersonation.check_uid), checked where mongod's
+    initializeOperationSessionInfo makes the session id: after the command's parse, before the session
+    is used (vivified) and before the database name's and the privileges' checks. Call only while access
+    control is on, for a command with an ``lsid``."""
+    if RULES.get(name, _no_rule) is OPEN:
+        return
+    session = session_of(conn)
+    impersonation.check_uid(cmd, session.privileges(server.auth, conn), session.name)
+
+
 def _localhost_exception(manager: Any, conn: Any) -> bool:
     return bool(manager.localhost_bypass and is_localhost(conn) and not manager.has_users())
 
@@ -718,8 +729,8 @@ def authorize(server: Any, conn: Any, name: str, db: str, cmd: dict) -> dict:
         return cmd
     session = session_of(conn)
     privileges = session.privileges(manager, conn)
-    if "$audit" in cmd or "lsid" in cmd:
-        impersonation.check(cmd, privileges, session.name)
+    if "$audit" in cmd:
+        impersonation.check_audit(cmd, privileges)
     if rule is OPEN:
         return cmd
     if privileges is None:

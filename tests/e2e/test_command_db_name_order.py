@@ -13,7 +13,8 @@ The oracle is mongod's source:
   for document sequences), before help and the user's privileges (checkAuthorization).
 - an authenticated user without the command's privilege who sends document sequences to a BasicCommand
   is told 40472 (the parse), not 13; such a user asking for ``help`` gets it (help is answered before
-  checkAuthorization).
+  checkAuthorization); another user's lsid.uid is refused (makeLogicalSessionId, in
+  initializeOperationSessionInfo) before the name's check and help.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ import socket
 import uuid
 
 import pytest
+from bson import Binary
 from harness.server import raw_command, recv_frame
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bench.scram_client import authenticate
+from tidemark.auth.names import UserName, session_digest
 from tidemark.protocol import codec
 from tidemark.protocol.messages import decode_reply, encode_op_msg_request
 
@@ -147,3 +150,17 @@ def test_a_user_without_the_privilege_is_answered_by_the_parse_before_the_privil
         assert _error(reply) == (73, "InvalidNamespace", "Invalid database name: 'a b'")
         reply = _send(sock, {"count": "c", "help": True, "$db": db})  # help before the privileges
         assert reply["ok"] == 1.0 and "help" in reply, reply
+
+
+@pytest.mark.commands("count")
+def test_another_users_session_digest_is_refused_before_the_name_and_help(auth_server, unprivileged):
+    """makeLogicalSessionId (initializeOperationSessionInfo) refuses an lsid.uid that is not the caller's
+    own digest to a caller who may not impersonate: before validDBName and help, and before the session
+    is used."""
+    db, user, password = unprivileged
+    lsid = {"id": Binary(uuid.uuid4().bytes, 4), "uid": Binary(session_digest(UserName("root", "admin")))}
+    refused = (13, "Unauthorized", "Unauthorized to set user digest in LogicalSessionId")
+    with socket.create_connection(("127.0.0.1", auth_server.port), timeout=5) as sock:
+        authenticate(sock, user, password, db=db)
+        assert _error(_send(sock, {"count": "c", "lsid": lsid, "$db": "a b"})) == refused
+        assert _error(_send(sock, {"count": "c", "help": True, "lsid": lsid, "$db": db})) == refused
