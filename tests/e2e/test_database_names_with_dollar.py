@@ -116,7 +116,12 @@ def test_a_write_batch_to_a_dollar_database_is_refused_whole(server):
 def test_names_mongod_refuses_everywhere_stay_refused(server, name):
     reply = raw_command(server.port, {"ping": 1, "$db": name})
     assert reply["ok"] == 0 and reply["code"] == 73, reply
-    assert reply["errmsg"] == f"Invalid database name: '{name}'"
+    if "." in name:  # the DatabaseName of the operation's namespace, before the command is looked up
+        assert reply["errmsg"] == f"'.' is an invalid character in a db name: {name}"
+    elif "\x00" in name:
+        assert reply["errmsg"] == "database names cannot have embedded null characters"
+    else:  # validDBName, in _initiateCommand
+        assert reply["errmsg"] == f"Invalid database name: '{name}'"
 
 
 def test_external_users_have_no_password(client):
