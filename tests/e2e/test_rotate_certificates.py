@@ -72,8 +72,8 @@ def test_rotation_serves_new_connections_with_the_new_certificate(tmp_path):
 
 
 @settings(max_examples=25, deadline=None)
-@given(message=st.one_of(st.none(), st.text(max_size=6), st.integers(), st.booleans(),
-                         st.lists(st.integers(), max_size=1)))
+@given(message=st.one_of(st.none(), st.text(max_size=6), st.integers(-(2**63), 2**63 - 1), st.booleans(),
+                         st.lists(st.integers(-(2**63), 2**63 - 1), max_size=1)))
 def test_rotate_certificates_without_tls_and_its_arguments(client, message):
     cmd = SON([("rotateCertificates", 1), *([] if message is None else [("message", message)])])
     if message is None or isinstance(message, str):
