@@ -141,7 +141,7 @@ def check_db_name(db: str, *, dollar: bool = False) -> None:
 def valid_target_namespace(db: str, coll: str) -> bool:
     """mongod's NamespaceString::isValid of ``db.coll``: validDBName (with '$' allowed) and
     validCollectionName (not empty, no leading '.', no NUL)."""
-    return (bool(db) and _INVALID_DB_CHARS.isdisjoint(db) and len(db) < 64
+    return (bool(db) and _INVALID_DB_CHARS.isdisjoint(db) and len(db.encode()) < 64
             and bool(coll) and not coll.startswith(".") and "\0" not in coll)
 
 
