@@ -6,7 +6,8 @@ widening to long and then double on overflow; any double makes a double; any dec
 decimal); $min/$max use BSON order and ignore null/missing; $first/$last keep null (missing becomes
 null); $push/$addToSet drop missing; $top/$bottom(N) are fed (sort key, output) pairs and output
 missing as null. ``remove(value)`` exists on the accumulators windows can slide (``removable``:
-$sum $avg $count $stdDev*); windows rebuild the others. ``process_many`` is the batch form.
+``WindowSum``/``WindowAvg`` — $sum/$avg over a window whose lower bound moves, mongod's RemovableSum with
+its own result rules —, $count, $stdDev*, covariance); windows rebuild the others. ``process_many`` is the batch form.
 
 Memory (what ``$group`` counts against its limit, as mongod's accumulators count ``_memUsageBytes``):
 ``merge(later)`` folds in the state of the same group built from inputs that came after this one's (a
@@ -31,9 +32,11 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import islice
 from typing import Any
+
+from bson import Decimal128, Int64
 
 from tidemark.protocol.errors import MongoError
 from tidemark.query.expr_base import (
@@ -108,9 +111,11 @@ class Sum(Accumulator):
     Doubles are buffered and folded into a double-double (hi, lo) with ``math.fsum`` (like mongod's
     DoubleDoubleSummation): the result does not depend on input order, so a time-series collection
     and a regular one holding the same data give the same sums.
+
+    Not ``removable``: a window that slides takes ``WindowSum``, whose sum this is (``remove`` is its
+    negation of a finite value).
     """
 
-    removable = True
     _FLUSH = 512
 
     def __init__(self):
@@ -195,6 +200,7 @@ class Sum(Accumulator):
         self.kind = max(self.kind, later.kind)
 
     def remove(self, v):
+        """Take a finite number fed before back out (exactly: its negation joins the same sums)."""
         k = num_kind(v)
         if k is None:
             return
@@ -267,6 +273,140 @@ class Avg(Sum):
             return self._double_total() / self.count
         # mongod divides the total as a double (not the exact quotient of two integers)
         return float(self.ints) / self.count
+
+
+_DEC_NAN, _DEC_INF, _DEC_NEG_INF = Decimal128("NaN"), Decimal128("Infinity"), Decimal128("-Infinity")
+
+
+def _int_or_long(v: int) -> Any:
+    """mongod's Value::createIntOrLong: an int when it fits 32 bits, else a long."""
+    return v if -2147483648 <= v <= 2147483647 else Int64(v)
+
+
+def _llround(x: float) -> int:
+    """C's llround: to the nearest integer, halves away from zero (``x - int(x)`` is exact)."""
+    i = int(x)
+    frac = x - i
+    if frac >= 0.5:
+        return i + 1
+    if frac <= -0.5:
+        return i - 1
+    return i
+
+
+class WindowSum(Accumulator):
+    """$sum over a window whose lower bound moves (mongod's RemovableSum, window_function_sum.cpp;
+    a window starting at 'unbounded' only grows and takes the $group accumulator, ``Sum``, as mongod's
+    WindowFunctionExecNonRemovable does). Its answer depends only on the values in the window now:
+
+    - infinities and NaN are counted, not summed, so one that left the window no longer counts: NaN
+      when the window holds a NaN or infinities of both signs, else the infinity (a Decimal128 one
+      when the window holds a decimal);
+    - the finite values' sum (``Sum``, with ``remove``) narrows to the widest type the window holds:
+      a decimal total without decimals becomes a double (with doubles) or an integer; a double total
+      without doubles an integer (C's llround) when inside the long range; and an integer total is an
+      int whenever it fits 32 bits, a long otherwise (Value::createIntOrLong), whatever the inputs'
+      types."""
+
+    removable = True
+
+    def __init__(self) -> None:
+        self.total = Sum()
+        self.nan = self.pos_inf = self.neg_inf = 0
+        self.doubles = self.decimals = 0
+
+    def _update(self, v: Any, sign: int) -> bool:
+        """Count ``v`` in (``sign`` 1) or out (-1); False when it is not a number."""
+        t = type(v)
+        if t is float:
+            self.doubles += sign
+            if v != v:
+                self.nan += sign
+            elif v == math.inf:
+                self.pos_inf += sign
+            elif v == -math.inf:
+                self.neg_inf += sign
+            elif sign > 0:
+                self.total.process(v)
+            else:
+                self.total.remove(v)
+            return True
+        k = num_kind(v)
+        if k is None:
+            return False
+        if k == KIND_DECIMAL:
+            self.decimals += sign
+            d = v.to_decimal()
+            if d.is_nan():
+                self.nan += sign
+                return True
+            if d.is_infinite():
+                if d.is_signed():
+                    self.neg_inf += sign
+                else:
+                    self.pos_inf += sign
+                return True
+        if sign > 0:
+            self.total.process(v)
+        else:
+            self.total.remove(v)
+        return True
+
+    def process(self, v: Any) -> None:
+        self._update(v, 1)
+
+    def remove(self, v: Any) -> None:
+        self._update(v, -1)
+
+    def result(self) -> Any:
+        decimal = self.decimals > 0
+        if self.nan or (self.pos_inf and self.neg_inf):
+            return _DEC_NAN if decimal else math.nan
+        if self.pos_inf:
+            return _DEC_INF if decimal else math.inf
+        if self.neg_inf:
+            return _DEC_NEG_INF if decimal else -math.inf
+        value = self.total.result()
+        t = type(value)
+        if t is Decimal128 and not decimal:
+            d = value.to_decimal()
+            if self.doubles or not d.is_finite():
+                return float(d)
+            whole = int(d.to_integral_value(rounding=ROUND_HALF_EVEN))  # (Decimal128::toLong's rounding)
+            return _int_or_long(whole) if -(2**63) <= whole < 2**63 else float(d)
+        if t is float and not self.doubles and -(2.0**63) < value < 2.0**63:
+            return _int_or_long(_llround(value))
+        if t is Int64:
+            return _int_or_long(int(value))
+        return value
+
+
+class WindowAvg(WindowSum):
+    """$avg over a window whose lower bound moves (mongod's WindowFunctionAvg: a RemovableSum and a
+    count of the numbers in the window): null for none, a non-finite sum as it is, else the sum
+    divided by the count (an integer sum as a double; a decimal one in decimal)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def process(self, v: Any) -> None:
+        self.count += self._update(v, 1)
+
+    def remove(self, v: Any) -> None:
+        self.count -= self._update(v, -1)
+
+    def result(self) -> Any:
+        if self.count == 0:
+            return None
+        total = super().result()
+        t = type(total)
+        if t is Decimal128:
+            d = total.to_decimal()
+            return total if not d.is_finite() else make_decimal(DECIMAL_CONTEXT.divide(d, self.count))
+        if t is float:
+            return total if not math.isfinite(total) else total / self.count
+        return float(total) / self.count
 
 
 class Count(Accumulator):
