@@ -493,6 +493,22 @@ class MinMax(_KeepsOne):
         return None if self.value is MISSING else self.value
 
 
+class WindowMax(MinMax):
+    """$max over a window whose lower bound moves (mongod's WindowFunctionMax keeps the window's values
+    in a multiset, each equal one after those before it, and answers its last: of equal largest values —
+    1, 1.0, NumberLong(1) — the latest in the window), where the $group accumulator keeps the first."""
+
+    def __init__(self, compare: Callable[[Any, Any], int] = compare):
+        super().__init__(1, compare)
+
+    def tie(self, v: Any, cur: Any) -> None:
+        self.value = v
+
+    def process_many(self, values):
+        for v in values:
+            self.process(v)
+
+
 class First(_KeepsOne):
     def __init__(self):
         self.seen = False

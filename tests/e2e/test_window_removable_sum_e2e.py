@@ -1,8 +1,10 @@
-"""$sum/$avg over windows whose lower bound moves, end to end: mongod 7.0 computes them with its removable
-window functions (RemovableSum, WindowFunctionAvg: window_function_sum.cpp, window_function_avg.h), not
-with the $group accumulators, so an infinity or NaN that has left the window no longer counts and the
-result narrows to the types the window holds (an int when the integer sum fits 32 bits, even of longs).
-A window starting at 'unbounded' keeps the $group accumulator's answer. The unit ports of mongod's
+"""$sum/$avg/$max over windows whose lower bound moves, end to end: mongod 7.0 computes them with its
+removable window functions (RemovableSum, WindowFunctionAvg, WindowFunctionMax: window_function_sum.cpp,
+window_function_avg.h, window_function_min_max.h), not with the $group accumulators, so an infinity or
+NaN that has left the window no longer counts, the result narrows to the types the window holds (an int
+when the integer sum fits 32 bits, even of longs), and of equal largest values $max answers the latest
+(its multiset's last; $min its first, as $group). A window starting at 'unbounded' keeps the $group
+accumulator's answer. The unit ports of mongod's
 window_function_sum_test.cpp / window_function_avg_test.cpp are tests/query/test_window_removable_sum.py.
 
 The Hypothesis family checks the property those rules give: the value (and BSON type) of a sliding
@@ -57,14 +59,18 @@ CASES = [
     ("avg-inf-leaves", "$avg", [INF, 1.0, 2.0, 3.0], (-1, 0), [INF, INF, 1.5, 2.5]),
     ("avg-decimal-leaves", "$avg", [Decimal128("1"), 2, 4], (-1, 0), [Decimal128("1"), Decimal128("1.5"), 3.0]),
     ("avg-non-numbers", "$avg", ["a", None, 4], (-1, 0), [None, None, 4.0]),
+    ("max-latest-of-equals", "$max", [1, 1.0, Int64(1), None], (-1, 0), [1, 1.0, Int64(1), Int64(1)]),
+    ("min-earliest-of-equals", "$min", [1, 1.0, Int64(1), None], (-1, 0), [1, 1, 1.0, Int64(1)]),
+    ("max-latest-of-zeros", "$max", [-0.0, 0.0, -5], (-2, 0), [-0.0, 0.0, 0.0]),
     # an unbounded lower bound: the $group accumulator (an infinity stays, longs stay longs)
     ("unbounded-keeps-infinity", "$sum", [INF, 1.0, 2.0], ("unbounded", 0), [INF, INF, INF]),
     ("unbounded-keeps-longs", "$sum", [Int64(5), Int64(6)], ("unbounded", "current"), [Int64(5), Int64(11)]),
+    ("unbounded-max-keeps-first", "$max", [1, 1.0, Int64(1)], ("unbounded", 0), [1, 1, 1]),
 ]
 
 
 @pytest.mark.parametrize("op,values,bounds,expected", [pytest.param(*c[1:], id=c[0]) for c in CASES])
-def test_sliding_window_sum_and_avg_as_mongod(db, op, values, bounds, expected):
+def test_sliding_window_functions_as_mongod(db, op, values, bounds, expected):
     plain, ts = ts_pair(db, [], "t")
     assert window(plain, op, values, *bounds) == [canon(v) for v in expected]
     assert window(ts, op, values, *bounds) == [canon(v) for v in expected]
@@ -93,7 +99,7 @@ _values = st.one_of(
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(values=st.lists(_values, min_size=1, max_size=9), before=st.integers(1, 3), after=st.integers(0, 2),
-       op=st.sampled_from(["$sum", "$avg"]))
+       op=st.sampled_from(["$sum", "$avg", "$max", "$min"]))
 def test_sliding_window_depends_only_on_its_documents(db, values, before, after, op):
     for name in ("plain", "ts", "alone"):
         db.drop_collection(name)
