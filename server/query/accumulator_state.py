@@ -771,8 +771,13 @@ class _KeepsBestN(Accumulator):
     the worst kept one; a value better than it takes its place, else is dropped. ``bytes``: the sizes
     of the values kept (what mongod's AccumulatorN counts: a value when kept, minus it when evicted).
     Heap entries: (rank, size, value); a rank is (key, arrival): the n smallest are kept
-    (``smallest``: the rank wrapped in ``Descending``), else the n greatest with the arrival negated.
-    Either way a later value equal in key to the worst kept one is not better (the first one stays)."""
+    (``smallest``: the rank wrapped in ``Descending``), else the n greatest with the arrival negated —
+    or, ``later_ranks_higher``, as it is (mongod's $maxN: of equal values the later ranks higher, so it
+    is output first and the earliest is evicted first). Either way a later value equal in key to the
+    worst kept one is not better (the one kept stays) unless ``ties_enter``."""
+
+    later_ranks_higher = False
+    ties_enter = False
 
     sized = True
 
@@ -784,7 +789,9 @@ class _KeepsBestN(Accumulator):
 
     def _rank(self, key: Any) -> Any:
         self.seq += 1
-        return Descending((key, self.seq)) if self.smallest else (key, -self.seq)
+        if self.smallest:
+            return Descending((key, self.seq))
+        return (key, self.seq) if self.later_ranks_higher else (key, -self.seq)
 
     def _wanted(self, key: Any) -> bool:
         """Whether a value of sort key ``key`` is kept: there is room, or it is better than the worst kept
@@ -793,6 +800,8 @@ class _KeepsBestN(Accumulator):
         if len(kept) < self.n:
             return True
         worst = kept[0][0]
+        if self.ties_enter:
+            return key <= worst.key[0] if self.smallest else worst[0] <= key
         return key < worst.key[0] if self.smallest else worst[0] < key
 
     def _keep(self, rank: Any, value: Any, size: int) -> None:
@@ -808,10 +817,14 @@ class _KeepsBestN(Accumulator):
         return self.bytes
 
     def merge(self, later: _KeepsBestN) -> None:
-        """Offer ``later``'s kept values in their arrival order: what it dropped, this would have too."""
+        """Offer ``later``'s kept values in their arrival order: what it dropped, this would have too —
+        up to which of equal values stays when ``later_ranks_higher`` ($maxN: a later equal value enters
+        only by evicting, so ``later`` may have kept one this would not; mongod's merge of spilled
+        partial states is no more exact)."""
         arrivals = []
         for rank, size, value in later.kept:
-            key, seq = rank.key if type(rank) is Descending else (rank[0], -rank[1])
+            key, seq = rank.key if type(rank) is Descending else \
+                (rank[0], rank[1] if self.later_ranks_higher else -rank[1])
             arrivals.append((seq, key, size, value))
         arrivals.sort(key=_first)
         for _seq, key, size, value in arrivals:
@@ -896,12 +909,16 @@ class FirstLastN(Accumulator):
 
 
 class MinMaxN(_KeepsBestN):
-    """$minN/$maxN: the n smallest (largest) values but null and missing, in that order; among equal
-    values the earlier ranks first."""
+    """$minN/$maxN: the n smallest (largest) values but null and missing, in that order, as mongod's
+    AccumulatorMinMaxN keeps them in a multiset (equal values in arrival order): a value enters a full
+    set only when strictly better than its worst — for $minN the latest of the equal largest, for $maxN
+    the earliest of the equal smallest, which it evicts —, and the set is output from its start for
+    $minN (of equal values the earlier first) and from its end for $maxN (the later first)."""
 
     def __init__(self, n: int, largest: bool, sort_key: Callable[[Any], tuple] = sort_key):
         super().__init__(n, smallest=not largest)
         self.largest = largest
+        self.later_ranks_higher = largest
         self.sort_key = sort_key
 
     def process(self, v):
@@ -912,6 +929,18 @@ class MinMaxN(_KeepsBestN):
 
     def result(self):
         return self._in_order(descending=self.largest)
+
+
+class WindowMaxN(MinMaxN):
+    """$maxN over a window whose lower bound moves (mongod's WindowFunctionMinMaxN: every value of the
+    window in a multiset, the first n from its end): the n largest, of equal values the later first —
+    a value equal to the worst kept one enters too, evicting the earlier. $minN's window state answers
+    as its $group accumulator (the first n from the start)."""
+
+    ties_enter = True
+
+    def __init__(self, n: int, sort_key: Callable[[Any], tuple] = sort_key):
+        super().__init__(n, True, sort_key)
 
 
 class Percentile(Accumulator):

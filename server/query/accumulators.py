@@ -37,13 +37,17 @@ from tidemark.query.accumulator_state import (
     SortedN,
     StdDev,
     Sum,
+    WindowAvg,
+    WindowMax,
+    WindowMaxN,
+    WindowSum,
 )
 from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, type_name
 from tidemark.query.expressions import compile_expression, evaluate, is_constant
 from tidemark.query.memory import approx_size
 from tidemark.query.sort import make_sort_key, parse_sort
 from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import MISSING, sort_key
+from tidemark.query.values import MISSING, compare, sort_key
 
 __all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "fold_constant",
            "ACCUMULATORS"]
@@ -54,11 +58,16 @@ class AccumulatorSpec:
 
     ``new_for(group_id)`` is set when the state depends on the group (an 'n' that reads the group
     key, as mongod's accumulator initializer does): ``$group`` calls it with each new group's ``_id``;
-    ``new()`` then evaluates the 'n' against an empty key (what mongod gives a non-object ``_id``)."""
+    ``new()`` then evaluates the 'n' against an empty key (what mongod gives a non-object ``_id``).
+
+    ``sliding()``, when set, is the state of the function over a window whose lower bound moves where
+    mongod's removable window function answers otherwise than its accumulator ($sum $avg $max $maxN:
+    ExpressionRemovable::buildRemovable; ``accumulator_state.WindowSum`` ...)."""
 
     def __init__(self, name: str, evaluate: Callable[[Any, dict], Any], factory: Callable[[], Accumulator],
                  spec: Any, field: str | None = None,
-                 new_for: Callable[[Any], Accumulator] | None = None):
+                 new_for: Callable[[Any], Accumulator] | None = None,
+                 sliding: Callable[[], Accumulator] | None = None):
         self.name = name
         self.evaluate = evaluate
         self.new = factory
@@ -66,6 +75,7 @@ class AccumulatorSpec:
         # The top-level field the argument reads when it is a plain "$name" (batch fast path).
         self.field = field
         self.new_for = new_for
+        self.sliding = sliding
 
 
 def _unary(name: str, arg: Any) -> Any:
@@ -176,7 +186,11 @@ def _n_values(name: str, arg: Any, factory: Callable[[int], Accumulator], collat
     if input_fn is None:
         raise MongoError(5787907, "Missing value for 'input'")
     new, new_for = _n_factories(n_expr, factory, variables, group_key_n, collation)
-    return AccumulatorSpec(name, input_fn, new, arg, new_for=new_for)
+    sliding = None
+    if name == "$maxN" and not group_key_n:
+        key = sort_key if collation is None else collation.sort_key
+        sliding = _n_factories(n_expr, lambda n: WindowMaxN(n, key), variables, False, collation)[0]
+    return AccumulatorSpec(name, input_fn, new, arg, new_for=new_for, sliding=sliding)
 
 
 def _sorted_n(name: str, arg: Any, collation: Any, variables: dict | None, group_key_n: bool) -> AccumulatorSpec:
@@ -327,12 +341,15 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
     if factory is not None:
         arg = _unary(name, arg)
         field = arg[1:] if type(arg) is str and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
+        cmp = compare
         if collation is not None and name in ("$min", "$max", "$addToSet"):
-            ckey, ccompare = collation.sort_key, collation.compare
-            factory = {"$min": lambda: MinMax(-1, ccompare), "$max": lambda: MinMax(1, ccompare),
+            ckey, cmp = collation.sort_key, collation.compare
+            factory = {"$min": lambda: MinMax(-1, cmp), "$max": lambda: MinMax(1, cmp),
                        "$addToSet": lambda: AddToSet(ckey)}[name]
             field = None  # the batch fast paths compare with the simple collation
-        return AccumulatorSpec(name, compile_expression(arg, collation=collation), factory, arg, field)
+        sliding = {"$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(cmp)}.get(name)
+        return AccumulatorSpec(name, compile_expression(arg, collation=collation), factory, arg, field,
+                               sliding=sliding)
     if name == "$count":
         if arg != {}:
             raise MongoError(ErrorCode.TypeMismatch, "$count takes no arguments, i.e. $count:{}")

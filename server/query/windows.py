@@ -13,8 +13,9 @@ Spec: ``{partitionBy: expr, sortBy: {f: ±1, ...}, output: {path: {$op: arg, win
   otherwise the window is re-accumulated (O(window) per document). A window whose lower bound is
   'unbounded' only grows and uses the $group accumulator; one whose lower bound moves computes $sum
   and $avg as mongod's removable window functions do (``WindowSum``/``WindowAvg``: their infinities
-  and NaN leave with their documents, their result narrows to the types the window holds; ``WindowMax``:
-  of equal largest values the latest), as mongod's WindowFunctionExec::create chooses between the two.
+  and NaN leave with their documents, their result narrows to the types the window holds; ``WindowMax``,
+  ``WindowMaxN``: of equal largest values the latest), as mongod's WindowFunctionExec::create chooses
+  between the two: the accumulator spec's ``sliding`` state.
 - Functions: every accumulator in ``accumulators``, plus $count, $rank, $denseRank,
   $documentNumber, $shift, $derivative, $integral, $expMovingAvg, $locf, $linearFill,
   $covariancePop, $covarianceSamp.
@@ -36,7 +37,7 @@ from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import dates
-from tidemark.query.accumulator_state import Covariance, WindowAvg, WindowMax, WindowSum
+from tidemark.query.accumulator_state import Covariance
 from tidemark.query.accumulators import ACCUMULATORS, AccumulatorSpec, fold_constant, parse_accumulator
 from tidemark.query.collation import sort_key_for
 from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, traverse, type_name
@@ -245,19 +246,10 @@ def _parse_output(path, spec, sort_fields, ctx: PipelineContext) -> _Output:
                                      "exactly one element")
     elif op in ("$derivative", "$integral"):
         out.fn, out.unit = parse_rate(op, arg, has_window, ctx.collation)
-    if op in _REMOVABLE_STATES and out.window.kind is not None and out.window.lo != "unbounded":
-        out.acc.new = _REMOVABLE_STATES[op](ctx.collation)
+    if out.window.kind is not None and out.window.lo != "unbounded" and getattr(out, "acc", None) is not None \
+            and out.acc.sliding is not None:
+        out.acc.new = out.acc.sliding  # (mongod's WindowFunctionExec::create: a removable window)
     return out
-
-
-# The window functions whose state over a window with a moving lower bound is not their $group
-# accumulator's (mongod's ExpressionRemovable::buildRemovable; window_function_sum.h, _avg.h,
-# _min_max.h), by the collation: the factory of that state
-_REMOVABLE_STATES: dict[str, Any] = {
-    "$sum": lambda collation: WindowSum,
-    "$avg": lambda collation: WindowAvg,
-    "$max": lambda collation: (lambda: WindowMax(compare if collation is None else collation.compare)),
-}
 
 
 def _parse_argument(out: _Output, op: str, arg: Any, ctx: PipelineContext) -> None:

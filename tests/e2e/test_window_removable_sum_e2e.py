@@ -112,3 +112,20 @@ def test_sliding_window_depends_only_on_its_documents(db, values, before, after,
         # the same function over exactly these documents, nothing having left: the last one's window
         alone = window(db.alone, op, inside, -len(inside), 0)
         assert got == alone[-1], (i, inside)
+
+
+def test_max_n_ties_as_mongod(db):
+    """$maxN among equal values (tests/query/test_minmaxn_ties.py has the rules): $group and a window
+    from 'unbounded' keep the earlier ones a full set met (a later equal one does not enter; a larger one
+    evicts the earliest) and output the later first; a sliding window outputs the latest of its own."""
+    values = [1, 1.0, Int64(1), 2]
+    db.c.insert_many([{"_id": i, "v": v} for i, v in enumerate(values)])
+    (group,) = db.c.aggregate([{"$sort": {"_id": 1}},
+                               {"$group": {"_id": None, "three": {"$maxN": {"n": 3, "input": "$v"}},
+                                           "two": {"$maxN": {"n": 2, "input": "$v"}}}}])
+    assert canon(group["three"]) == canon([2, Int64(1), 1.0])
+    assert canon(group["two"]) == canon([2, 1.0])
+    for bounds, expected in [((-2, 0), [[1], [1.0, 1], [Int64(1), 1.0], [2, Int64(1)]]),
+                             (("unbounded", 0), [[1], [1.0, 1], [1.0, 1], [2, 1.0]])]:
+        db.drop_collection("w")
+        assert window(db.w, "$maxN", values, *bounds, arg={"n": 2, "input": "$v"}) == [canon(v) for v in expected]
