@@ -17,6 +17,7 @@ import functools
 from typing import Any, cast
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.accumulator_state import MinMaxN
 from tidemark.query.expr_base import (
     args_list,
     as_float,
@@ -476,9 +477,10 @@ def _n_op(name):
                 return arr[:k]
             if name == "$lastN":
                 return arr[-k:]
-            vals = [x for x in arr if not nullish(x)]
-            vals.sort(key=sort_key, reverse=(name == "$maxN"))
-            return vals[:k]
+            # (mongod's ExpressionFromAccumulatorN: the $group accumulator fed the array's elements)
+            acc = MinMaxN(k, name == "$maxN", sort_key)
+            acc.process_many(arr)
+            return acc.result()
         return op
     return compile_op
 

@@ -4,7 +4,8 @@ takes a value only strictly better than its worst — $minN's worst is the lates
 $maxN's the earliest of its equal smallest, and that one is evicted —; $minN outputs the set from its
 start, $maxN from its end (of equal values the later first). Over a window whose lower bound moves,
 WindowFunctionMinMaxN holds every value of the window and outputs the first n from the same ends.
-Tidemark answered $maxN with the earlier of equal values first and evicted the later one."""
+Tidemark answered $maxN with the earlier of equal values first and evicted the later one, in $group,
+windows and the expression form alike."""
 
 from bisect import bisect_right
 
@@ -78,3 +79,13 @@ def test_a_merged_state_answers_as_one_fed_everything_up_to_equal_values(values,
     later.process_many(values[cut:])
     first.merge(later)
     assert canon(first.result(), by_value=True) == canon(mongod_group(values, n, largest), by_value=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=VALUES, n=st.integers(1, 6), largest=st.booleans())
+def test_the_expression_form_is_the_accumulator_fed_the_array(values, n, largest):
+    """{$maxN: {n, input: [...]}} (mongod's ExpressionFromAccumulatorN: the accumulator fed the elements)"""
+    from tidemark.query.expressions import compile_expression
+    op = "$maxN" if largest else "$minN"
+    got = compile_expression({op: {"n": n, "input": {"$literal": values}}})({}, {})
+    assert canon(got) == canon(mongod_group(values, n, largest))
