@@ -5,9 +5,11 @@ group or window. Semantics follow mongod: $sum/$avg ignore non-numbers ($sum of 
 widening to long and then double on overflow; any double makes a double; any decimal makes a
 decimal); $min/$max use BSON order and ignore null/missing; $first/$last keep null (missing becomes
 null); $push/$addToSet drop missing; $top/$bottom(N) are fed (sort key, output) pairs and output
-missing as null. ``remove(value)`` exists on the accumulators windows can slide (``removable``:
-``WindowSum``/``WindowAvg`` — $sum/$avg over a window whose lower bound moves, mongod's RemovableSum with
-its own result rules —, $count, $stdDev*, covariance); windows rebuild the others. ``process_many`` is the batch form.
+missing as null; $stdDevPop/$stdDevSamp are mongod's Welford update in doubles. ``remove(value)``
+exists on the accumulators windows can slide (``removable``: ``WindowSum``/``WindowAvg``/``WindowStdDev``
+— $sum/$avg/$stdDev* over a window whose lower bound moves, mongod's removable window functions with
+their own result rules —, $count, covariance); windows rebuild the others. ``process_many`` is the
+batch form.
 
 Memory (what ``$group`` counts against its limit, as mongod's accumulators count ``_memUsageBytes``):
 ``merge(later)`` folds in the state of the same group built from inputs that came after this one's (a
@@ -16,9 +18,9 @@ merge partial results the same way, ``processInternal(..., merging=true)``): the
 inputs in order would give.
 
 ``memory()`` is about the bytes of the values the state keeps now — nothing for a state of fixed size
-(``sized`` False: $sum $avg $count...), the one value a $first/$last/$min/$max keeps, every value a
-$push/$addToSet/$stdDev*/$percentile keeps, the merged document of $mergeObjects, and only the (at most
-n) values an N accumulator keeps: a value it drops stops counting (mongod's AccumulatorN family,
+(``sized`` False: $sum $avg $count $stdDev*...), the one value a $first/$last/$min/$max keeps, every
+value a $push/$addToSet/$percentile (and a sliding window's $stdDev*) keeps, the merged document of
+$mergeObjects, and only the (at most n) values an N accumulator keeps: a value it drops stops counting (mongod's AccumulatorN family,
 accumulator_multi.cpp, counts a value when it is kept and uncounts it when it is evicted). The
 $top*/$bottom* and $minN/$maxN keep their n best in a heap, so they hold no more than that either.
 Sizes are measured when a value is kept (or when ``memory()`` is asked, for the lists that only
@@ -34,7 +36,7 @@ from collections import deque
 from collections.abc import Callable
 from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from bson import Decimal128, Int64
 
@@ -606,14 +608,73 @@ class AddToSet(Accumulator):
 
 
 class StdDev(Accumulator):
+    """$stdDevPop/$stdDevSamp as mongod's AccumulatorStdDev (accumulator_std_dev.cpp): Welford's online
+    update of a count, a mean and a sum of squared differences, in doubles, in input order — mongod's
+    answer to the last bit, in constant memory (mongod counts the state's fixed size: nothing kept, so
+    a $group of millions of values per group stays far below its limit); ``merge`` is mongod's merge of
+    partial states (the parallel algorithm). Over a window whose lower bound moves: ``WindowStdDev``."""
+
+    def __init__(self, sample: bool):
+        self.sample = sample
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def process(self, v):
+        if num_kind(v) is None:
+            return
+        x = as_float(v)
+        self.count += 1
+        delta = x - self.mean
+        if delta != 0.0:
+            self.mean += delta / self.count
+            self.m2 += delta * (x - self.mean)
+
+    def process_many(self, values):
+        if set(map(type, values)) != {float}:
+            for v in values:
+                self.process(v)
+            return
+        count, mean, m2 = self.count, self.mean, self.m2
+        for x in values:
+            count += 1
+            delta = x - mean
+            if delta != 0.0:
+                mean += delta / count
+                m2 += delta * (x - mean)
+        self.count, self.mean, self.m2 = count, mean, m2
+
+    def merge(self, later: StdDev) -> None:
+        count = later.count
+        if count == 0:
+            return
+        delta = later.mean - self.mean
+        total = count + self.count
+        if delta != 0.0:
+            self.mean = (self.count * self.mean + count * later.mean) / total
+            self.m2 += delta * delta * (float(self.count) * count / total)
+        self.m2 += later.m2
+        self.count = total
+
+    def result(self):
+        adjusted = self.count - 1 if self.sample else self.count
+        if adjusted <= 0:
+            return None
+        variance = self.m2 / adjusted
+        return math.sqrt(variance) if variance >= 0 else math.nan  # (C's sqrt of a negative: NaN)
+
+
+class WindowStdDev(Accumulator):
+    """$stdDevPop/$stdDevSamp over a window whose lower bound moves: every number of the window kept, so
+    one leaves exactly; the result is the exact two-pass deviation (mongod's WindowFunctionStdDev keeps
+    running sums instead: its last bits may differ)."""
+
     removable = True
     sized = True  # (every number is kept: the exact two-pass result needs them)
 
     def __init__(self, sample: bool):
         self.sample = sample
         self.n = 0
-        self.total = 0.0
-        self.total_sq = 0.0
         self.values: list[float] = []
 
     def memory(self) -> int:
@@ -625,10 +686,6 @@ class StdDev(Accumulator):
         f = as_float(v)
         self.n += 1
         self.values.append(f)
-
-    def merge(self, later: StdDev) -> None:
-        self.n += later.n
-        self.values.extend(later.values)
 
     def remove(self, v):
         if num_kind(v) is None:
@@ -657,17 +714,11 @@ class StdDev(Accumulator):
         return math.sqrt(ss / adjusted)
 
     def _welford(self, adjusted: int) -> float:
-        """mongod's AccumulatorStdDev arithmetic (Welford's online update), with its IEEE results:
-        an infinity or NaN among the values gives NaN, an overflowing spread +inf."""
-        count, mean, m2 = 0, 0.0, 0.0
-        for x in self.values:
-            count += 1
-            delta = x - mean
-            if delta != 0.0:
-                mean += delta / count
-                m2 += delta * (x - mean)
-        variance = m2 / adjusted
-        return math.sqrt(variance) if variance >= 0 else math.nan
+        """mongod's AccumulatorStdDev arithmetic over the window's values (``StdDev``), with its IEEE
+        results: an infinity or NaN among the values gives NaN, an overflowing spread +inf."""
+        state = StdDev(self.sample)
+        state.process_many(self.values)
+        return cast(float, state.result())
 
 
 class Covariance(Accumulator):

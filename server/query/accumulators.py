@@ -40,6 +40,7 @@ from tidemark.query.accumulator_state import (
     WindowAvg,
     WindowMax,
     WindowMaxN,
+    WindowStdDev,
     WindowSum,
 )
 from tidemark.query.expr_base import as_float, check_compound_keys, int_arg, num_kind, type_name
@@ -61,7 +62,7 @@ class AccumulatorSpec:
     ``new()`` then evaluates the 'n' against an empty key (what mongod gives a non-object ``_id``).
 
     ``sliding()``, when set, is the state of the function over a window whose lower bound moves where
-    mongod's removable window function answers otherwise than its accumulator ($sum $avg $max $maxN:
+    mongod's removable window function answers otherwise than its accumulator ($sum $avg $max $maxN $stdDev*:
     ExpressionRemovable::buildRemovable; ``accumulator_state.WindowSum`` ...)."""
 
     def __init__(self, name: str, evaluate: Callable[[Any, dict], Any], factory: Callable[[], Accumulator],
@@ -347,7 +348,8 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
             factory = {"$min": lambda: MinMax(-1, cmp), "$max": lambda: MinMax(1, cmp),
                        "$addToSet": lambda: AddToSet(ckey)}[name]
             field = None  # the batch fast paths compare with the simple collation
-        sliding = {"$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(cmp)}.get(name)
+        sliding = {"$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(cmp),
+                   "$stdDevPop": lambda: WindowStdDev(False), "$stdDevSamp": lambda: WindowStdDev(True)}.get(name)
         return AccumulatorSpec(name, compile_expression(arg, collation=collation), factory, arg, field,
                                sliding=sliding)
     if name == "$count":

@@ -72,6 +72,12 @@ def _document(i: int, key, value, sort_value: int, obj_field: int) -> dict:
 def _answer(coll, group: dict, allow_disk_use: bool) -> list[bytes]:
     docs = list(coll.aggregate([{"$group": group}], allowDiskUse=allow_disk_use))
     for d in docs:
+        # $stdDevPop/$stdDevSamp merge partial states by mongod's parallel algorithm, whose last bits
+        # differ from the one-by-one update's: they compare to 9 significant digits (both ways non-finite
+        # or null alike)
+        for name in ("sdp", "sds"):
+            if type(d.get(name)) is float:
+                d[name] = f"{d[name]:.9g}" if math.isfinite(d[name]) else repr(d[name])
         # $maxN keeps a later value equal to its smallest kept one only by evicting (mongod's multiset,
         # accumulator_state.MinMaxN): which of equal numbers of different types a spilled group keeps
         # may differ, so its values compare by value (mongod's own spill merge is no more exact)

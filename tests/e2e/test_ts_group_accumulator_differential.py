@@ -12,12 +12,14 @@ a time-series read goes bucket by bucket (series by series), a regular one in in
 - A group keyed by the whole meta sees its documents in time order both ways (one series, inserted in
   time order): every accumulator is compared exactly, $first/$last/$push and $min/$max ties included.
 - A group keyed by time alone mixes series: only the order-free accumulators run ($sum, $avg, $count,
-  $min, $max, $stdDevPop/$stdDevSamp, $addToSet), and their answers are compared exactly — no
-  tolerance: Tidemark's $sum/$avg are exact (fsum) whatever the order — except that of equal numbers
-  of different types (1, 1.0, NumberLong(1), -0.0 and 0.0) $min/$max keep the first one seen, so those
-  compare by value, and $addToSet as a set. Doubles there stay below 1e300 in magnitude: a sum that
-  overflows to infinity part way depends on the order (mongod's too: its double-double falls back to
-  the plain running sum)."""
+  $min, $max, $addToSet), and their answers are compared exactly — no tolerance: Tidemark's $sum/$avg
+  are exact (fsum) whatever the order — except that of equal numbers of different types (1, 1.0,
+  NumberLong(1), -0.0 and 0.0) $min/$max keep the first one seen, so those compare by value, and
+  $addToSet as a set. Doubles there stay below 1e300 in magnitude: a sum that overflows to infinity
+  part way depends on the order (mongod's too: its double-double falls back to the plain running sum).
+  $stdDevPop/$stdDevSamp run only where the order is fixed: they are mongod's Welford update, whose
+  rounding follows the input order, and over an ill-conditioned group (2**53 and 2**53 + 2) two orders
+  differ in more than the last bits — mongod's answers too."""
 
 from __future__ import annotations
 
@@ -74,8 +76,8 @@ def measurements(draw):
     return docs
 
 
-_ORDER_FREE = ["$sum", "$avg", "$count", "$min", "$max", "$stdDevPop", "$stdDevSamp", "$addToSet"]
-_ORDERED = [*_ORDER_FREE, "$first", "$last", "$push"]
+_ORDER_FREE = ["$sum", "$avg", "$count", "$min", "$max", "$addToSet"]
+_ORDERED = [*_ORDER_FREE, "$stdDevPop", "$stdDevSamp", "$first", "$last", "$push"]
 _TIME_KEYS = [{"$dateTrunc": {"date": "$t", "unit": u}} for u in ("minute", "hour")] + [None]
 _META_KEYS = ["$m", {"m": "$m", "h": {"$dateTrunc": {"date": "$t", "unit": "minute"}}}]
 
@@ -92,6 +94,12 @@ def groups(draw):
     return by_meta, ([{"$match": match}] if match else []) + [{"$group": spec}]
 
 
+def _by_value(value):
+    """A number by its value alone (-0.0 as 0.0: equal, and which one a group keeps follows the order)."""
+    c = canon(value, by_value=True)
+    return ("number", c[1] + 0.0) if c[0] == "number" else c
+
+
 def _answer(coll, pipeline, by_meta: bool):
     try:
         docs = list(coll.aggregate(pipeline))
@@ -104,9 +112,9 @@ def _answer(coll, pipeline, by_meta: bool):
         for name, value in doc.items():
             op = next(iter(spec[name])) if name != "_id" else None
             if op == "$addToSet":
-                row[name] = sorted(canon(v, by_value=not by_meta) for v in value)
+                row[name] = sorted(canon(v) if by_meta else _by_value(v) for v in value)
             elif op in ("$min", "$max") and not by_meta:
-                row[name] = canon(value, by_value=True)
+                row[name] = _by_value(value)
             else:
                 row[name] = canon(value)
         out.append(repr(sorted(row.items())))

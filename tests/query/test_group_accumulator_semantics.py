@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tidemark.protocol.errors import MongoError
-from tidemark.query.accumulator_state import Avg, MergeObjects, StdDev, Sum
+from tidemark.query.accumulator_state import Avg, MergeObjects, StdDev, Sum, WindowStdDev
 from tidemark.query.accumulators import parse_accumulator
 from tidemark.query.pipeline import PipelineContext, run_pipeline
 from tidemark.query.stage_group import compile_group_id, parse_accumulated_fields
@@ -177,7 +177,7 @@ def test_std_dev_past_the_double_range_answers_as_mongod(values, pop):
 
 
 def test_std_dev_window_removes_nan():
-    acc = StdDev(True)
+    acc = WindowStdDev(True)
     acc.process_many([1.0, math.nan, 3.0])
     acc.remove(math.nan)
     assert acc.result() == math.sqrt(2)
