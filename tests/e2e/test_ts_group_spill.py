@@ -23,6 +23,7 @@ profile (``usedDisk``); without allowDiskUse the answer is 292 with mongod's mes
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import bson
 import pytest
@@ -134,8 +135,14 @@ def _load(db, meta: str, span: int, docs: list[dict], stored: int) -> None:
 
 
 def _answer(coll, pipeline: list[dict], allow_disk_use: bool) -> list[bytes]:
-    """The documents as BSON, in the order of their ``_id``'s BSON (the answer's own order aside)."""
-    return sorted(bson.encode(d) for d in coll.aggregate(pipeline, allowDiskUse=allow_disk_use))
+    """The documents as BSON, in the order of their ``_id``'s BSON (the answer's own order aside); a
+    $stdDevPop to 9 significant digits: a spilled group merges its partial states by mongod's parallel
+    algorithm, whose last bits differ from the one-by-one Welford update's."""
+    docs = list(coll.aggregate(pipeline, allowDiskUse=allow_disk_use))
+    for d in docs:
+        if type(d.get("sdp")) is float:
+            d["sdp"] = f"{d['sdp']:.9g}" if math.isfinite(d["sdp"]) else repr(d["sdp"])
+    return sorted(bson.encode(d) for d in docs)
 
 
 def _used_disk(db, name: str) -> bool:
