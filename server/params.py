@@ -542,9 +542,3 @@ class ServerParams:
         previous = self._values[name]
         self._values[name] = parsed
         return previous
-
-
-def idle_bucket_expiry_threshold_bytes(params: ServerParams, total_ram_bytes: int) -> int:
-    """The effective timeseriesIdleBucketExpiryMemoryUsageThreshold: 0 means 2.5% of RAM."""
-    configured = params["timeseriesIdleBucketExpiryMemoryUsageThreshold"]
-    return configured if configured > 0 else int(total_ram_bytes * 0.025)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import psutil
 import pytest
 from pymongo.errors import OperationFailure
 
-from tidemark.params import SPECS, ServerParams, idle_bucket_expiry_threshold_bytes
+from tidemark.params import SPECS, ServerParams
 from tidemark.protocol.errors import MongoError
+from tidemark.timeseries import rules
 
 REQUIRED = {
     "ttlMonitorSleepSecs": 60,
@@ -90,11 +92,14 @@ def test_runtime_set_returns_previous_value_and_respects_settability():
     assert info.value.code == 2 and "syncdelay must be between" in str(info.value)
 
 
-def test_idle_bucket_expiry_threshold_zero_means_two_and_a_half_percent_of_ram():
+def test_idle_bucket_expiry_threshold_not_positive_means_two_and_a_half_percent_of_ram():
+    """The one reading of the parameter (timeseries.rules.memory_threshold, the catalog's): 0 or less is
+    2.5 % of the machine's memory, as mongod 7.0's default."""
+    ram = psutil.virtual_memory().total
+    assert rules.memory_threshold(0) == rules.memory_threshold(-5) == int(ram * 0.025)
     params = ServerParams()
-    assert idle_bucket_expiry_threshold_bytes(params, 1_000_000) == 25_000
     params.set_at_startup("timeseriesIdleBucketExpiryMemoryUsageThreshold=4096")
-    assert idle_bucket_expiry_threshold_bytes(params, 1_000_000) == 4096
+    assert rules.memory_threshold(params["timeseriesIdleBucketExpiryMemoryUsageThreshold"]) == 4096
 
 
 @pytest.mark.commands("getParameter", "setParameter")
