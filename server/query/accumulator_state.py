@@ -648,6 +648,13 @@ class StdDev(Accumulator):
         count = later.count
         if count == 0:
             return
+        if self.count == 0:
+            # mongod's formula below, whose n * mean overflows (to NaN) for a mean past DBL_MAX / n: the
+            # same bits where it does not, the later mean itself where it would
+            scaled = count * later.mean
+            self.count, self.m2 = count, later.m2
+            self.mean = scaled / count if math.isfinite(scaled) else later.mean
+            return
         delta = later.mean - self.mean
         total = count + self.count
         if delta != 0.0:

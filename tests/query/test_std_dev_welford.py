@@ -91,3 +91,16 @@ def _state(values):
             mean += delta / count
             m2 += delta * (x - mean)
     return count, mean, m2
+
+
+def test_merging_into_an_empty_state_keeps_a_mean_past_dbl_max_over_n():
+    """A spilled $group merges its partial states into an empty one: the formula's n * mean overflowed
+    for values near DBL_MAX, so a group of one repeated -1.2e308 answered NaN spilled and 0.0 in memory
+    (tests/e2e/test_group_spill.py's Hypothesis family found it)."""
+    values = [-1.213945667185285e308] * 8
+    whole, part, merged = StdDev(False), StdDev(False), StdDev(False)
+    whole.process_many(values)
+    part.process_many(values)
+    merged.merge(part)
+    assert merged.result() == whole.result() == 0.0
+    assert (merged.count, merged.mean, merged.m2) == (part.count, part.mean, part.m2)
