@@ -82,12 +82,15 @@ def test_count_over_a_sliding_window_is_an_int(db):
 
 # Finite doubles are multiples of 1/8 below 2**40 so that every partial sum is exact: with inexact
 # partial sums the last bits of a sliding double sum legitimately depend on what has left (mongod's
-# double-double keeps a residue too); the property is about types, infinities, NaN and narrowing.
+# double-double keeps a residue too); the property is about types, infinities, NaN and narrowing. Longs
+# stay within 2**53 for the same reason: past it, a double that has left the window can leave the one
+# running total a double no long equals (CI drew [0.0, 0, 2**63 - 1], whose last window [0, 2**63 - 1]
+# answered the double 2**63), as mongod's RemovableSum keeps one running total too.
 _values = st.one_of(
     st.integers(-(2**31), 2**31 - 1),
     st.sampled_from([2**31 - 1, -(2**31)]),
-    st.integers(-(2**63), 2**63 - 1).map(Int64),
-    st.sampled_from([Int64(2**63 - 1), Int64(-(2**63)), Int64(2**31)]),
+    st.integers(-(2**53), 2**53).map(Int64),
+    st.sampled_from([Int64(2**53), Int64(-(2**53)), Int64(2**31)]),
     st.integers(-(2**43), 2**43).map(lambda i: i / 8),
     st.sampled_from([INF, -INF, NAN, -0.0]),
     st.integers(-(10**6), 10**6).map(lambda i: Decimal128(f"{i}E-2")),
