@@ -265,7 +265,7 @@ class Dispatcher:
             if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):
                 raise MongoError(ErrorCode.InvalidOptions, "Command does not support writeConcern")
             if "readConcern" in cmd or "writeConcern" in cmd:
-                check_concerns(cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
+                check_concerns(spec.name, cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
             failpoints = self.server.failpoints
             max_time_ms = _max_time_ms(cmd) if "maxTimeMS" in cmd else None
             if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:  # (enforceRequireAPIVersion:

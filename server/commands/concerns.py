@@ -4,9 +4,13 @@ A standalone has no replica set: the levels and options that need one are refuse
 codes instead of being silently ignored (a client asking for ``snapshot`` or ``w: 3`` must not be
 told it got what it asked for).
 
-- readConcern.level: local, available, majority are served (every acknowledged write is durable
-  and visible); ``snapshot`` -> 123 NotAReplicaSet, ``linearizable`` -> 123; another value -> 9.
-- readConcern.afterClusterTime / atClusterTime -> 20 IllegalOperation (no replication).
+- readConcern is parsed as ReadConcernArgs::parse (a non-object 9, or 14 where the command's IDL
+  declares it; an unknown field 72; a field of the wrong BSON type 14 in bsonExtract's words; the
+  fields' combinations 72), then the command's supportsReadConcern (a level it does not take -> 72
+  "Command insert does not support { readConcern: ... }"), then waitForReadConcern on a standalone:
+  local, available, majority are served (every acknowledged write is durable and visible);
+  ``snapshot``, ``linearizable`` and ``afterOpTime`` -> 123 NotAReplicaSet; ``afterClusterTime`` /
+  ``atClusterTime`` -> 20 IllegalOperation (no replication).
 - a transaction (``txnNumber``) -> 20 before either concern is looked at (dispatch, session checks).
 - writeConcern is parsed as mongod's WriteConcernOptions (unknown field 40415, j/fsync not bool or
   number 14, w not a number, string or object of numbers 9, j and fsync both true 9); w: 0, 1,
@@ -23,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from bson.decimal128 import Decimal128
+from bson.timestamp import Timestamp
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.expr_base import type_name
@@ -33,6 +38,7 @@ from tidemark.query.values import is_number
 __all__ = ["check_concerns", "refuses_write_concern", "unacknowledged"]
 
 _LEVELS = ("local", "majority", "linearizable", "available", "snapshot")
+_ABSENT = object()
 
 
 # Commands whose mongod 7.0 implementation answers supportsWriteConcern() false (they write nothing a
@@ -81,41 +87,139 @@ def unacknowledged(cmd: dict) -> bool:
             and not truthy(wc.get("fsync", False)))
 
 
-def check_concerns(cmd: dict) -> None:
+def check_concerns(name: str, cmd: dict) -> None:
     """Raise like mongod for a readConcern/writeConcern a standalone cannot honour. (A transaction was
     refused before (20, dispatch's session checks), as mongod's initializeOperationSessionInfo runs
     before the concerns are read: a transaction with readConcern snapshot is 20, not 123.)"""
-    read = cmd.get("readConcern")
-    if read is not None:
-        _check_read_concern(read)
+    read = cmd.get("readConcern", _ABSENT)
+    if read is not _ABSENT:
+        _check_read_concern(name, read)
     write = cmd.get("writeConcern")
     if write is not None:
         _check_write_concern(write)
 
 
-def _check_read_concern(rc: Any) -> None:
+# mongod 7.0's IDLs that declare ``readConcern`` as an object field (find_command.idl,
+# aggregate_command.idl, count_command.idl): their parse meets a non-object first, with the IDL's words.
+# Every other command reads it as a generic argument: ReadConcernArgs::initialize's 9.
+_IDL_DECLARES_READ_CONCERN = frozenset({"find", "aggregate", "count"})
+
+# The levels a command's supportsReadConcern accepts, where it is not every level (find, aggregate,
+# count, distinct and the commands not listed: Tidemark refuses no level mongod might serve). mongod's
+# default (Command::supportsReadConcern) is "local" only; the write commands add "snapshot" (for a
+# transaction's statements), mapReduce "available" (MapReduceCommandBase). Another level ->
+# 72 "Command <name> does not support { readConcern: ... } :: caused by :: read concern not supported".
+_LOCAL = frozenset({"local"})
+_LOCAL_SNAPSHOT = frozenset({"local", "snapshot"})
+_READ_CONCERN_LEVELS: dict[str, frozenset[str]] = {
+    "insert": _LOCAL_SNAPSHOT, "update": _LOCAL_SNAPSHOT, "delete": _LOCAL_SNAPSHOT,
+    "findAndModify": _LOCAL_SNAPSHOT, "mapReduce": frozenset({"local", "available"}),
+    "hello": _LOCAL, "isMaster": _LOCAL, "ping": _LOCAL, "create": _LOCAL, "drop": _LOCAL,
+    "createIndexes": _LOCAL, "dropIndexes": _LOCAL, "collMod": _LOCAL, "renameCollection": _LOCAL,
+    "dropDatabase": _LOCAL,
+}
+
+_PROVENANCES = ("clientSupplied", "implicitDefault", "customDefault", "getLastErrorDefaults",
+                "internalWriteDefault")
+
+
+def _check_read_concern(name: str, rc: Any) -> None:
+    """mongod 7.0's order: ReadConcernArgs::parse (each field in document order, then the fields'
+    combinations), the command's supportsReadConcern (_extractReadConcern), then waitForReadConcern on
+    a standalone (linearizable and snapshot 123, a cluster time 20, afterOpTime 123)."""
     if not isinstance(rc, dict):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'readConcern' is the wrong type '{type_name(rc)}', expected type 'object'")
-    level = rc.get("level")
-    if level is not None:
-        if type(level) is not str:
-            raise MongoError(ErrorCode.TypeMismatch,
-                             f"BSON field 'readConcern.level' is the wrong type '{type_name(level)}', "
-                             "expected type 'string'")
-        if level not in _LEVELS:
-            raise MongoError(ErrorCode.FailedToParse,
-                             "readConcern.level must be either 'local', 'majority', 'linearizable', 'available', "
-                             "or 'snapshot'")
-        if level == "snapshot":
-            raise MongoError(ErrorCode.NotAReplicaSet,
-                             "node needs to be a replica set member to use readConcern: snapshot")
-        if level == "linearizable":
-            raise MongoError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
+        if name in _IDL_DECLARES_READ_CONCERN:
+            raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{name}.readConcern' is the wrong type "
+                                                     f"'{type_name(rc)}', expected type 'object'")
+        raise MongoError(ErrorCode.FailedToParse, "readConcern field should be an object")
+    parsed = _parse_read_concern(rc)
+    level = parsed.get("level")
+    supported = _READ_CONCERN_LEVELS.get(name)
+    if level is not None and supported is not None and level not in supported:
+        shown = bson_repr({"readConcern": {**parsed, "provenance": rc.get("provenance", "clientSupplied")}})
+        raise MongoError(ErrorCode.InvalidOptions,
+                         f"Command {name} does not support {shown} :: caused by :: read concern not supported")
+    # waitForReadConcern: a standalone has no replica set to be linearizable, to hold snapshots at a
+    # cluster time or to wait for an optime
+    if level == "linearizable":
+        raise MongoError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
+    if level == "snapshot":
+        raise MongoError(ErrorCode.NotAReplicaSet,
+                         "node needs to be a replica set member to use readConcern: snapshot")
     for option in ("afterClusterTime", "atClusterTime"):
-        if option in rc:
+        if option in parsed:
             raise MongoError(ErrorCode.IllegalOperation,
                              f"Cannot specify {option} readConcern without replication enabled")
+    if "afterOpTime" in parsed:
+        raise MongoError(ErrorCode.NotAReplicaSet, "node needs to be a replica set member to use read concern")
+
+
+def _parse_read_concern(rc: dict) -> dict[str, Any]:
+    """ReadConcernArgs::parse: the fields it read, in mongod's toString order (level, afterOpTime,
+    afterClusterTime, atClusterTime), or its error (bsonExtract*Field's words for a wrong type)."""
+    found: dict[str, Any] = {}
+    for key, value in rc.items():
+        if key == "afterOpTime":
+            _expect(key, value, dict, "object")
+            ts = value.get("ts", _ABSENT)
+            if ts is _ABSENT:
+                raise MongoError(ErrorCode.NoSuchKey, 'Missing expected field "ts"')
+            _expect("ts", ts, Timestamp, "timestamp")
+            term = value.get("t", _ABSENT)
+            if term is _ABSENT:
+                raise MongoError(ErrorCode.NoSuchKey, 'Missing expected field "t"')
+            if isinstance(term, bool) or not is_number(term):
+                raise MongoError(ErrorCode.TypeMismatch,
+                                 f'Expected field "t" to have numeric type, but found {type_name(term)}')
+            found[key] = {"ts": ts, "t": term}
+        elif key in ("afterClusterTime", "atClusterTime"):
+            _expect(key, value, Timestamp, "timestamp")
+            found[key] = value
+        elif key == "level":
+            _expect(key, value, str, "string")
+            if value not in _LEVELS:
+                raise MongoError(ErrorCode.FailedToParse,
+                                 "readConcern.level must be either 'local', 'majority', 'linearizable', "
+                                 "'available', or 'snapshot'")
+            found[key] = value
+        elif key == "allowTransactionTableSnapshot":
+            _expect(key, value, bool, "bool")
+        elif key == "provenance":
+            if type(value) is not str:
+                raise MongoError(ErrorCode.TypeMismatch, "BSON field 'ReadConcernArgs::parse.provenance' is the "
+                                                         f"wrong type '{type_name(value)}', expected type 'string'")
+            if value not in _PROVENANCES:
+                raise MongoError(ErrorCode.BadValue, f"Enumeration value '{value}' for field "
+                                                     "'ReadConcernArgs::parse.provenance' is not a valid value.")
+        else:
+            raise MongoError(ErrorCode.InvalidOptions, f"Unrecognized option in readConcern: {key}")
+    level = found.get("level", "local")
+    if "afterClusterTime" in found and "afterOpTime" in found:
+        raise MongoError(ErrorCode.InvalidOptions, "Can not specify both afterClusterTime and afterOpTime")
+    if "afterClusterTime" in found and "atClusterTime" in found:
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "Specifying a timestamp for readConcern snapshot in a causally consistent session is not "
+                         "allowed. See https://docs.mongodb.com/manual/core/read-isolation-consistency-recency/"
+                         "#causal-consistency")
+    if "afterClusterTime" in found and level not in ("majority", "local", "snapshot"):
+        raise MongoError(ErrorCode.InvalidOptions,
+                         "afterClusterTime field can be set only if level is equal to majority, local, or snapshot")
+    if "afterOpTime" in found and level == "snapshot":
+        raise MongoError(ErrorCode.InvalidOptions, "afterOpTime field cannot be set if level is equal to snapshot")
+    if "atClusterTime" in found and level != "snapshot":
+        raise MongoError(ErrorCode.InvalidOptions, "atClusterTime field can be set only if level is equal to snapshot")
+    if "atClusterTime" in found and found["atClusterTime"] == Timestamp(0, 0):
+        raise MongoError(ErrorCode.InvalidOptions, "atClusterTime cannot be a null timestamp")
+    if "afterClusterTime" in found and found["afterClusterTime"] == Timestamp(0, 0):
+        raise MongoError(ErrorCode.InvalidOptions, "afterClusterTime cannot be a null timestamp")
+    return {key: found[key] for key in ("level", "afterOpTime", "afterClusterTime", "atClusterTime") if key in found}
+
+
+def _expect(field: str, value: Any, kind: type, kind_name: str) -> None:
+    """bsonExtractTypedField's check of one field's BSON type."""
+    if type(value) is not kind:
+        raise MongoError(ErrorCode.TypeMismatch,
+                         f'"{field}" had the wrong type. Expected {kind_name}, found {type_name(value)}')
 
 
 # WriteConcernIdl's fields (strict: another is 40415); wElectionId, wOpTime and getLastError are
