@@ -12,8 +12,9 @@ told it got what it asked for).
   ``snapshot``, ``linearizable`` and ``afterOpTime`` -> 123 NotAReplicaSet; ``afterClusterTime`` /
   ``atClusterTime`` -> 20 IllegalOperation (no replication).
 - a transaction (``txnNumber``) -> 20 before either concern is looked at (dispatch, session checks).
-- writeConcern is parsed as mongod's WriteConcernOptions (unknown field 40415, j/fsync not bool or
-  number 14, w not a number, string or object of numbers 9, j and fsync both true 9); w: 0, 1,
+- writeConcern is parsed as mongod's WriteConcernOptions (not an object 14, unknown field 40415, j/fsync
+  not bool or number 14, provenance not one of the enum's 14/2, w not a number, string or object of
+  numbers 9 — each at its place in the document — then j and fsync both true 9); w: 0, 1,
   "majority" and tag documents are served; a number above 1 or another mode -> 2 BadValue, outside
   0..50 -> 9.
 - a writeConcern on a command that takes none (mongod's ``supportsWriteConcern()`` false: find, count,
@@ -94,9 +95,9 @@ def check_concerns(name: str, cmd: dict) -> None:
     read = cmd.get("readConcern", _ABSENT)
     if read is not _ABSENT:
         _check_read_concern(name, read)
-    write = cmd.get("writeConcern")
-    if write is not None:
-        _check_write_concern(write)
+    write = cmd.get("writeConcern", _ABSENT)
+    if write is not _ABSENT:
+        _check_write_concern(name, write)
 
 
 # mongod 7.0's IDLs that declare ``readConcern`` as an object field (find_command.idl,
@@ -185,12 +186,7 @@ def _parse_read_concern(rc: dict) -> dict[str, Any]:
         elif key == "allowTransactionTableSnapshot":
             _expect(key, value, bool, "bool")
         elif key == "provenance":
-            if type(value) is not str:
-                raise MongoError(ErrorCode.TypeMismatch, "BSON field 'ReadConcernArgs::parse.provenance' is the "
-                                                         f"wrong type '{type_name(value)}', expected type 'string'")
-            if value not in _PROVENANCES:
-                raise MongoError(ErrorCode.BadValue, f"Enumeration value '{value}' for field "
-                                                     "'ReadConcernArgs::parse.provenance' is not a valid value.")
+            _check_provenance("ReadConcernArgs::parse", value)
         else:
             raise MongoError(ErrorCode.InvalidOptions, f"Unrecognized option in readConcern: {key}")
     level = found.get("level", "local")
@@ -215,6 +211,16 @@ def _parse_read_concern(rc: dict) -> dict[str, Any]:
     return {key: found[key] for key in ("level", "afterOpTime", "afterClusterTime", "atClusterTime") if key in found}
 
 
+def _check_provenance(context: str, value: Any) -> None:
+    """The IDL enum ReadWriteConcernProvenanceSource, read under ``context`` (the parser's name)."""
+    if type(value) is not str:
+        raise MongoError(ErrorCode.TypeMismatch, f"BSON field '{context}.provenance' is the wrong type "
+                                                 f"'{type_name(value)}', expected type 'string'")
+    if value not in _PROVENANCES:
+        raise MongoError(ErrorCode.BadValue,
+                         f"Enumeration value '{value}' for field '{context}.provenance' is not a valid value.")
+
+
 def _expect(field: str, value: Any, kind: type, kind_name: str) -> None:
     """bsonExtractTypedField's check of one field's BSON type."""
     if type(value) is not kind:
@@ -229,33 +235,26 @@ _WRITE_CONCERN_FIELDS = frozenset({"w", "j", "wtimeout", "fsync", "wElectionId",
 _SAFE_BOOL_TYPES = "[bool, long, int, decimal, double]"
 
 
-def _check_write_concern(wc: Any) -> None:
-    """mongod 7.0's WriteConcernOptions::parse (its IDL, then its own checks), then validateWriteConcern
-    on a standalone. An empty document is the default write concern."""
+def _check_write_concern(name: str, wc: Any) -> None:
+    """mongod 7.0's extractWCFromCommand (an object: the aggregate IDL's words, bsonExtractTypedField's
+    elsewhere), WriteConcernOptions::parse (its IDL, then its own checks), then validateWriteConcern on
+    a standalone. An empty document is the default write concern."""
     if not isinstance(wc, dict):
-        raise MongoError(ErrorCode.TypeMismatch,
-                         f"BSON field 'writeConcern' is the wrong type '{type_name(wc)}', expected type 'object'")
+        if name == "aggregate":
+            raise MongoError(ErrorCode.TypeMismatch, "BSON field 'aggregate.writeConcern' is the wrong type "
+                                                     f"'{type_name(wc)}', expected type 'object'")
+        _expect("writeConcern", wc, dict, "object")
     for key, value in wc.items():
         if key not in _WRITE_CONCERN_FIELDS:
             raise MongoError(ErrorCode.IDLUnknownField, f"BSON field 'WriteConcernOptions.{key}' is an unknown field.")
         if key in ("j", "fsync") and not (isinstance(value, bool) or is_number(value)):
             raise MongoError(ErrorCode.TypeMismatch, f"BSON field 'WriteConcernOptions.{key}' is the wrong type "
                                                      f"'{type_name(value)}', expected types '{_SAFE_BOOL_TYPES}'")
+        if key == "provenance":
+            _check_provenance("WriteConcernOptions", value)
+        if key == "w":
+            _check_w(value)  # (the IDL's deserializer, at the field's place in the document)
     w = wc.get("w")
-    if w is not None and type(w) is not str and not is_number(w):
-        if type(w) is not dict:
-            raise MongoError(ErrorCode.FailedToParse, f"w has to be a number, string, or object; found: {type_name(w)}")
-        if not w:
-            raise MongoError(ErrorCode.FailedToParse, "tagged write concern requires tags")
-        for tag, count in w.items():
-            if not is_number(count):
-                raise MongoError(ErrorCode.FailedToParse, "tags must be a single level document with only number "
-                                                          f"values; found: {tag}: {bson_repr(count)}")
-    if is_number(w):
-        n = _w_count(w)
-        if n < 0 or n > 50:
-            raise MongoError(ErrorCode.FailedToParse,
-                             f"w has to be a non-negative number and not greater than 50; found: {n}")
     if truthy(wc.get("j", False)) and truthy(wc.get("fsync", False)):
         raise MongoError(ErrorCode.FailedToParse, "fsync and j options cannot be used together")
     # validateWriteConcern: what a standalone cannot do
@@ -264,6 +263,24 @@ def _check_write_concern(wc: Any) -> None:
     if type(w) is str and w != "majority":
         raise MongoError(ErrorCode.BadValue,
                          f'cannot use non-majority \'w\' mode "{w}" when a host is not a member of a replica set')
+
+
+def _check_w(w: Any) -> None:
+    """deserializeWriteConcernW: a number in 0..50, a string, a document of tag counts; null is unset."""
+    if is_number(w):
+        n = _w_count(w)
+        if n < 0 or n > 50:
+            raise MongoError(ErrorCode.FailedToParse,
+                             f"w has to be a non-negative number and not greater than 50; found: {n}")
+    elif type(w) is dict:
+        if not w:
+            raise MongoError(ErrorCode.FailedToParse, "tagged write concern requires tags")
+        for tag, count in w.items():
+            if not is_number(count):
+                raise MongoError(ErrorCode.FailedToParse, "tags must be a single level document with only number "
+                                                          f"values; found: {tag}: {bson_repr(count)}")
+    elif w is not None and type(w) is not str:
+        raise MongoError(ErrorCode.FailedToParse, f"w has to be a number, string, or object; found: {type_name(w)}")
 
 
 def _w_count(w: Any) -> int:

@@ -236,3 +236,4 @@ def test_pymongo_sessions_transactions_and_retryable_writes(server, db):
         assert refused.value.details["errmsg"] == "The $changeStream stage is only supported on replica sets"
     finally:
         client.close()
+

@@ -7,7 +7,11 @@ probing around it (a custom ``w`` mode on a standalone was accepted and the writ
 - ``j`` / ``fsync`` not bool or number: 14; both true: 9;
 - ``w``: a number in 0..50 (9 outside), a string, a document of numbers (tags; 9 if empty or not
   numbers), null; anything else 9;
+- ``provenance``: one of ReadWriteConcernProvenanceSource's values (14 not a string, 2 another);
+- not an object: 14 in bsonExtractTypedField's words (the aggregate IDL's for an aggregate);
 - standalone: ``w`` > 1 and a mode other than "majority" are 2 BadValue.
+The IDL reads the fields in document order, ``w``'s deserializer at ``w``'s place: ``{w: {}, j: null}``
+is 9 (Tidemark checked w after every other field: 14).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
 
-pytestmark = pytest.mark.commands("insert", "update", "delete", "createIndexes")
+pytestmark = pytest.mark.commands("insert", "update", "delete", "createIndexes", "aggregate")
 
 SAFE_BOOL = "[bool, long, int, decimal, double]"
 
@@ -39,6 +43,11 @@ CASES = [
     ({"w": 51}, 9, "w has to be a non-negative number and not greater than 50; found: 51"),
     ({"w": -1}, 9, "w has to be a non-negative number and not greater than 50; found: -1"),
     ({"x": 1}, 40415, "BSON field 'WriteConcernOptions.x' is an unknown field."),
+    ({"w": {}, "j": None}, 9, "tagged write concern requires tags"),
+    ({"j": None, "w": {}}, 14, f"BSON field 'WriteConcernOptions.j' is the wrong type 'null', expected types '{SAFE_BOOL}'"),
+    ({"provenance": 1}, 14, "BSON field 'WriteConcernOptions.provenance' is the wrong type 'int', expected type 'string'"),
+    ({"provenance": "bogus"}, 2, "Enumeration value 'bogus' for field 'WriteConcernOptions.provenance' is not a valid value."),
+    (7, 14, '"writeConcern" had the wrong type. Expected object, found int'),
 ]
 ACCEPTED = [{}, {"w": 0}, {"w": 1}, {"w": 1.9}, {"w": Int64(1)}, {"w": "majority"}, {"w": {"dc": 1}},
             {"w": None}, {"j": True, "fsync": False}, {"fsync": 1}, {"wtimeout": "ignored"},
@@ -65,24 +74,34 @@ def test_accepted_write_concern_writes(db, concern):
 
 
 VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 60), st.floats(allow_nan=False, width=32),
-                   st.sampled_from(["majority", "dc1", ""]), st.just({}), st.just({"dc": 1}), st.just([1]))
-CONCERNS = st.dictionaries(st.sampled_from(["w", "j", "fsync", "wtimeout", "bogus"]), VALUES, max_size=3)
+                   st.sampled_from(["majority", "dc1", "", "clientSupplied"]), st.just({}), st.just({"dc": 1}),
+                   st.just([1]))
+CONCERNS = st.dictionaries(st.sampled_from(["w", "j", "fsync", "wtimeout", "provenance", "bogus"]), VALUES,
+                           max_size=3)
+PROVENANCES = ("clientSupplied", "implicitDefault", "customDefault", "getLastErrorDefaults", "internalWriteDefault")
 
 
 def _expected_code(concern: dict) -> int | None:
-    """The model: the first failure mongod's parse and validation meet (fields in document order)."""
+    """The model: the first failure mongod's parse and validation meet (the IDL reads the fields in
+    document order, w's deserializer included; then parse's own j/fsync check; then the standalone's)."""
     for key, value in concern.items():
         if key == "bogus":
             return 40415
         if key in ("j", "fsync") and not isinstance(value, (bool, int, float)):
             return 14
+        if key == "provenance" and not isinstance(value, str):
+            return 14
+        if key == "provenance" and value not in PROVENANCES:
+            return 2
+        if key == "w":
+            is_num = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if value is not None and not is_num and not isinstance(value, str):
+                if not isinstance(value, dict) or not value:
+                    return 9
+            if is_num and not 0 <= int(value) <= 50:
+                return 9
     w = concern.get("w")
     is_num = isinstance(w, (int, float)) and not isinstance(w, bool)
-    if w is not None and not is_num and not isinstance(w, str):
-        if not isinstance(w, dict) or not w:
-            return 9
-    if is_num and not 0 <= int(w) <= 50:
-        return 9
     if concern.get("j") and concern.get("fsync"):
         return 9
     if is_num and int(w) > 1 or isinstance(w, str) and w != "majority":
@@ -208,3 +227,19 @@ def test_an_unacknowledged_write_answers_only_its_defaults(db, w):
     with pytest.raises(OperationFailure) as info:
         db.command({"insert": "c", "documents": [{"_id": 1}], "bogus": 1, "writeConcern": wc})
     assert info.value.code == 40415
+
+
+def test_a_non_object_write_concern_and_a_bad_provenance_in_mongods_words(db):
+    with pytest.raises(OperationFailure) as refused:
+        db.command({"insert": "c", "documents": [{}], "writeConcern": None})
+    assert (refused.value.code, refused.value.details["errmsg"]) == (
+        14, '"writeConcern" had the wrong type. Expected object, found null')
+    with pytest.raises(OperationFailure) as refused:
+        db.command({"aggregate": "c", "pipeline": [], "cursor": {}, "writeConcern": 1})
+    assert (refused.value.code, refused.value.details["errmsg"]) == (
+        14, "BSON field 'aggregate.writeConcern' is the wrong type 'int', expected type 'object'")
+    with pytest.raises(OperationFailure) as refused:
+        db.command({"insert": "c", "documents": [{}], "writeConcern": {"provenance": "bogus"}})
+    assert (refused.value.code, refused.value.details["errmsg"]) == (
+        2, "Enumeration value 'bogus' for field 'WriteConcernOptions.provenance' is not a valid value.")
+    assert db.c.count_documents({}) == 0
