@@ -18,7 +18,7 @@ from bson.binary import Binary
 from bson.int64 import Int64
 
 from tidemark import collections as access
-from tidemark.arguments import COMMAND_FIELDS, GENERIC_ARGUMENTS, check_command, wrong_type
+from tidemark.arguments import COMMAND_FIELDS, GENERIC_ARGUMENTS, check_command, missing, wrong_type
 from tidemark.commands import timeseries as ts
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.core import capped, clustered, namespace
@@ -70,6 +70,10 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
             raise wrong_type("create.storageEngine", value, "object")
         if key == "indexOptionDefaults":
             _parse_index_option_defaults(value)
+        if key == "changeStreamPreAndPostImages":
+            if not pre_and_post_images(value, "create"):
+                continue  # (mongod's CollectionOptions show the option only while it is enabled)
+            value = {"enabled": True}
         options[key] = value
     clustered_spec = clustered.parse_create_option(options["clusteredIndex"]) if "clusteredIndex" in options else None
     if clustered_spec:
@@ -136,6 +140,31 @@ def parse_create_options(cmd: dict, name: str = "", test_commands: bool = False)
 # The engines a create may name options for: this server's, and mongod's default (``--storageEngine
 # wiredTiger`` is accepted for launchers; dumps of collections created with wiredTiger options restore).
 STORAGE_ENGINES = frozenset({"lmdb", "wiredTiger"})
+
+
+def pre_and_post_images(value: Any, command: str) -> bool:
+    """The ``changeStreamPreAndPostImages`` option of a create or collMod: the IDL struct
+    ChangeStreamPreAndPostImagesOptions (strict, ``enabled`` a required bool); whether it enables them."""
+    path = f"{command}.changeStreamPreAndPostImages"
+    if not isinstance(value, dict):
+        raise wrong_type(path, value, "object")
+    for key in value:
+        if key != "enabled":
+            raise MongoError(ErrorCode.IDLUnknownField, f"BSON field '{path}.{key}' is an unknown field.")
+    if "enabled" not in value:
+        raise missing(f"{path}.enabled")
+    if type(value["enabled"]) is not bool:
+        raise wrong_type(f"{path}.enabled", value["enabled"], "bool")
+    return value["enabled"]
+
+
+def check_pre_and_post_images_permitted(db: str) -> None:
+    """mongod's validateChangeStreamPreAndPostImagesOptionIsPermitted on a standalone: not in the
+    admin, local or config database (a standalone records pre-images elsewhere: it has no change
+    streams to read them, but the option is kept as mongod keeps it)."""
+    if db in ("admin", "local", "config"):
+        raise MongoError(ErrorCode.InvalidOptions,
+                         f"changeStreamPreAndPostImages collection option is not supported on the {db} database")
 
 
 def _parse_index_option_defaults(value: Any) -> None:
@@ -296,6 +325,8 @@ async def create(ctx: CommandContext, cmd: dict) -> dict:
         expand_collation(cmd)  # the time-series view keeps the expanded default collation
         return await ts.VIEW_COMMANDS["create"](ctx, cmd)
     options = parse_create_options(cmd, name, bool(ctx.server.params["enableTestCommands"]))
+    if "changeStreamPreAndPostImages" in options:
+        check_pre_and_post_images_permitted(db)
     ns = C.ns_of(db, name)
     # after the validator's parse (parse_create_options), as mongod's collection init; the UUID the
     # collection would have had
@@ -860,6 +891,11 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
         if k in cmd:
             changes[k] = cmd[k]
     check_validation_options(changes, current=info.options or {}, ns=ns, uuid=info.uuid)
+    images = None  # True / False: collMod turns the collection's pre- and post-images on / off
+    if "changeStreamPreAndPostImages" in cmd:
+        images = pre_and_post_images(cmd["changeStreamPreAndPostImages"], "collMod")
+        if images:
+            check_pre_and_post_images_permitted(db)
     cap_changes = capped.parse_coll_mod(cmd)
     index_change = parse_coll_mod_index(cmd["index"]) if "index" in cmd else None
     # mongod's numModifications: each index change asked and each other option given
@@ -878,13 +914,17 @@ async def coll_mod(ctx: CommandContext, cmd: dict) -> dict:
             if dry_run:
                 return {}
             current = w.get_collection(ns)
-        if changes or expire is not None:
+        if changes or expire is not None or images is not None:
             options = dict(current.options or {})
             for k, v in changes.items():
                 if k == "validator" and not v:
                     options.pop("validator", None)
                 else:
                     options[k] = v
+            if images:
+                options["changeStreamPreAndPostImages"] = {"enabled": True}
+            elif images is not None:
+                options.pop("changeStreamPreAndPostImages", None)
             if expire == "off":
                 options.pop("expireAfterSeconds", None)
             elif expire is not None:
