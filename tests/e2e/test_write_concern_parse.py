@@ -98,8 +98,8 @@ def _expected_code(concern: dict) -> int | None:
             if value is not None and not is_num and not isinstance(value, str):
                 if not isinstance(value, dict) or not value:
                     return 9
-            if is_num and not 0 <= int(value) <= 50:
-                return 9
+            if is_num and not (math.isfinite(value) and 0 <= int(value) <= 50):
+                return 9  # safeNumberLong: an infinity is past either end
     w = concern.get("w")
     is_num = isinstance(w, (int, float)) and not isinstance(w, bool)
     if concern.get("j") and concern.get("fsync"):
