@@ -1,5 +1,6 @@
 """Throwaway TLS material for tests: a CA, a server certificate for localhost/127.0.0.1 and a client
-certificate, generated with the ``cryptography`` package into a directory."""
+certificate, generated with the ``cryptography`` package into a directory; :func:`issue_client` signs
+more client certificates (any subject) with that CA or with the unrelated one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ class Certificates:
     server: Path  # server certificate + private key (PEM), for --tlsCertificateKeyFile
     client: Path  # client certificate + private key (PEM), signed by the same CA
     other_ca: Path  # an unrelated CA (a client trusting it must refuse the server)
+    ca_key: Path  # the CA's private key and certificate (PEM), for issue_client
+    other_ca_key: Path  # the unrelated CA's private key and certificate (PEM)
 
 
 def _key():
@@ -76,11 +79,35 @@ def make_certificates(directory: Path) -> Certificates:
     ca_cert, ca_key = _ca("Tidemark Test CA")
     server_cert, server_key = _leaf(ca_cert, ca_key, "localhost", server=True)
     client_cert, client_key = _leaf(ca_cert, ca_key, "tidemark-test-client", server=False)
-    other_cert, _ = _ca("Some Other CA")
+    other_cert, other_key = _ca("Some Other CA")
     paths = Certificates(directory / "ca.pem", directory / "server.pem", directory / "client.pem",
-                         directory / "other-ca.pem")
+                         directory / "other-ca.pem", directory / "ca-key.pem", directory / "other-ca-key.pem")
     paths.ca.write_bytes(_pem(ca_cert))
     paths.server.write_bytes(_pem(server_cert, server_key))
     paths.client.write_bytes(_pem(client_cert, client_key))
     paths.other_ca.write_bytes(_pem(other_cert))
+    paths.ca_key.write_bytes(_pem(ca_cert, ca_key))
+    paths.other_ca_key.write_bytes(_pem(other_cert, other_key))
     return paths
+
+
+def issue_client(certs: Certificates, path: Path, subject, *, other_ca: bool = False) -> Path:
+    """A client certificate + key (PEM) at ``path`` for ``subject`` (a ``cryptography.x509.Name``),
+    signed by the test CA (or by the unrelated one, which the server does not trust)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    pem = (certs.other_ca_key if other_ca else certs.ca_key).read_bytes()
+    ca_cert = x509.load_pem_x509_certificate(pem)
+    ca_key = load_pem_private_key(pem, password=None)
+    key = _key()
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_cert.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=365))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))  # type: ignore[arg-type]
+    path.write_bytes(_pem(cert, key))
+    return path
