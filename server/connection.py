@@ -123,6 +123,8 @@ class Connection(asyncio.Protocol):
         if isinstance(local, str):  # the Unix domain socket: its clients are unnamed, as mongod names them
             peer = f"{UNIX_SOCKET_PEER}:{self.state.options.port}"
         self.info.peer = _format_address(peer)
+        if self.info.tls:
+            self.info.peer_certificate = transport.get_extra_info("peercert") or None
         self.info.local = _format_address(local)
         self.state.connections_current += 1
         self.state.connections_total += 1

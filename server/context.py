@@ -104,6 +104,9 @@ class ConnectionInfo:
     handshake_done: bool = False
     auth: Any = None  # tidemark.auth.session.AuthSession once the connection authenticates or tries to
     tls: bool = False  # the connection runs over TLS
+    # the client certificate the TLS handshake verified (ssl getpeercert()'s dict), None without one:
+    # MONGODB-X509 authenticates its subject (tidemark.auth.x509)
+    peer_certificate: dict[str, Any] | None = None
     closed: bool = False  # the client went away (set by the connection)
     on_close: Any = None  # a waiting awaitable hello's wake-up, called when the client goes away
 

@@ -198,7 +198,7 @@ SPECS: tuple[ParamSpec, ...] = (
     ),
     ParamSpec(
         "authenticationMechanisms",
-        ["SCRAM-SHA-1", "SCRAM-SHA-256"],
+        ["MONGODB-X509", "SCRAM-SHA-1", "SCRAM-SHA-256"],
         _parse_str_list,
         True,
         False,

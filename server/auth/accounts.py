@@ -143,7 +143,8 @@ def user_view(
     view["roles"] = doc.get("roles", [])
     if show_custom_data and "customData" in doc:
         view["customData"] = doc["customData"]
-    view["mechanisms"] = [m for m in scram.MECHANISMS if m in creds]
+    # mongod's CredentialData::toMechanismsVector: an $external user's {external: true} lists as "external"
+    view["mechanisms"] = [m for m in (*scram.MECHANISMS, "external") if creds.get(m)]
     if show_privileges or show_restrictions:
         roles = role_list(doc.get("roles"))
         view["inheritedRoles"] = role_documents(graph.closure(roles))

@@ -1,8 +1,9 @@
 """SASL conversations on a connection: ``saslStart`` / ``saslContinue`` and hello's
 ``speculativeAuthenticate``, as mongod runs them.
 
-- The mechanism must be SCRAM-SHA-1 or SCRAM-SHA-256 and listed in ``authenticationMechanisms``,
-  else 334 MechanismUnavailable. Payloads are BinData, or base64 strings (answered the same way).
+- The mechanism must be listed in ``authenticationMechanisms``, else 334 MechanismUnavailable, and be
+  SCRAM-SHA-1 or SCRAM-SHA-256, else 2 BadValue "Unsupported mechanism" (MONGODB-X509 is mongod 7.0's
+  ``authenticate`` command, :mod:`tidemark.auth.x509`). Payloads are BinData, or base64 strings (answered the same way).
 - Every failure inside a mechanism step — malformed message, wrong nonce, replayed or wrong proof,
   unknown user, missing credentials — answers 18 "Authentication failed." and is logged with
   mongod's id 20249 and attributes (mechanism, speculative, principalName, authenticationDatabase,
@@ -110,10 +111,13 @@ async def start(ctx: CommandContext, cmd: dict, db: str, *, speculative: bool = 
     options = cmd.get("options") or {}
     if not isinstance(options, dict):
         raise wrong_type(f"{command}.options", options, "object")
-    if mechanism not in scram.MECHANISMS or mechanism not in ctx.params["authenticationMechanisms"]:
+    if mechanism not in ctx.params["authenticationMechanisms"]:
         raise MongoError(
             ErrorCode.MechanismUnavailable, f"Received authentication for mechanism {mechanism} which is not enabled"
         )
+    if mechanism not in scram.MECHANISMS:  # MONGODB-X509 is not a SASL mechanism in mongod 7.0: `authenticate`
+        raise MongoError(ErrorCode.BadValue,
+                         f"Unsupported mechanism '{mechanism}' on authentication database '{db}'")
     session = session_of(ctx.conn)
     conv = Conversation(mechanism, db, speculative, None)
     session.conversation = None
@@ -178,13 +182,18 @@ async def _step(ctx: CommandContext, conv: Conversation, payload: bytes, as_text
                 f"Previously authenticated as: {session.name.display()}",
             )
         session.login(resolved, generation)
-        throttle = getattr(manager, "throttle", None)
-        if throttle is not None:
-            throttle.succeeded(source_address(ctx.conn.peer))
-        if not log.is_quiet():
-            log.log(log.INFO, "ACCESS", 20250, "Authentication succeeded", ctx=f"conn{ctx.conn.id}",
-                    attr=_log_attrs(ctx, conv, mech.user))
+        admitted(ctx, _log_attrs(ctx, conv, mech.user))
     return _reply(answer, done, as_text)
+
+
+def admitted(ctx: CommandContext, attrs: dict[str, Any]) -> None:
+    """Every successful authentication (SCRAM and MONGODB-X509) ends here: its address's back-off is
+    reset and it is logged (20250)."""
+    throttle = getattr(ctx.server.auth, "throttle", None)
+    if throttle is not None:
+        throttle.succeeded(source_address(ctx.conn.peer))
+    if not log.is_quiet():
+        log.log(log.INFO, "ACCESS", 20250, "Authentication succeeded", ctx=f"conn{ctx.conn.id}", attr=attrs)
 
 
 async def supported_mechanisms(ctx: CommandContext, value: Any) -> list[str]:
@@ -203,10 +212,10 @@ async def supported_mechanisms(ctx: CommandContext, value: Any) -> list[str]:
     return [m for m in enabled if m in credentials]
 
 
-async def speculative(ctx: CommandContext, doc: Any) -> dict[str, Any] | None:
-    """hello's ``speculativeAuthenticate``: the first SASL step, answered inside hello. Any failure
-    means "no speculative reply" (the client then runs saslStart itself), as in mongod."""
-    if not isinstance(doc, dict) or "saslStart" not in doc or type(doc.get("db")) is not str:
+async def speculative(ctx: CommandContext, doc: dict) -> dict[str, Any] | None:
+    """hello's ``speculativeAuthenticate: {saslStart: ...}``: the first SASL step, answered inside hello.
+    Any failure means "no speculative reply" (the client then runs saslStart itself), as in mongod."""
+    if type(doc.get("db")) is not str:
         return None
     try:
         return await start(ctx, doc, doc["db"], speculative=True)

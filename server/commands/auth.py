@@ -1,9 +1,8 @@
 """Authentication family: saslStart, saslContinue, authenticate, logout.
 
-SCRAM-SHA-1 and SCRAM-SHA-256 run through :mod:`tidemark.auth.sasl` (also used by hello's
-``speculativeAuthenticate``). ``authenticate`` exists only for MONGODB-X509 in mongod 7.0, which
-Tidemark does not offer: like mongod for any mechanism it cannot use, it answers 18
-"Authentication failed.". ``logout`` ends the authentication of the user of its database.
+SCRAM-SHA-1 and SCRAM-SHA-256 run through :mod:`tidemark.auth.sasl`, MONGODB-X509 (``authenticate``, the
+only mechanism it serves in mongod 7.0) through :mod:`tidemark.auth.x509`; both are also hello's
+``speculativeAuthenticate``. ``logout`` ends the authentication of the user of its database.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark import log
-from tidemark.arguments import field
-from tidemark.auth import sasl
+from tidemark.auth import sasl, x509
 from tidemark.auth.session import session_of
 from tidemark.context import CommandContext, CommandSpec
 
@@ -28,15 +26,7 @@ async def sasl_continue(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, A
 
 
 async def authenticate(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
-    mechanism = field(cmd, "authenticate", "mechanism", str, "string", required=True)
-    user = cmd.get("user") if type(cmd.get("user")) is str else ""
-    reason = ("No verified subject name available from client" if mechanism == "MONGODB-X509"
-              else f"Unsupported mechanism: {mechanism}")
-    raise await sasl.reject(ctx, {
-        "mechanism": mechanism, "speculative": False, "principalName": user,
-        "authenticationDatabase": ctx.db, "remote": ctx.conn.peer, "extraInfo": {},
-        "error": f"AuthenticationFailed: {reason}",
-    })
+    return await x509.authenticate(ctx, cmd, ctx.db)
 
 
 async def logout(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -54,8 +44,8 @@ async def logout(ctx: CommandContext, cmd: dict[str, Any]) -> dict[str, Any]:
 
 
 COMMANDS = [
-    CommandSpec("authenticate", authenticate, help="legacy authentication (MONGODB-X509 only in mongod; "
-                "Tidemark authenticates with SCRAM through saslStart)"),
+    CommandSpec("authenticate", authenticate, help="MONGODB-X509 authentication with the verified TLS client "
+                "certificate's subject (SCRAM goes through saslStart)"),
     CommandSpec("logout", logout, help="de-authenticate the user of this database on this connection"),
     CommandSpec("saslContinue", sasl_continue, help="Subsequent steps in a SASL authentication conversation."),
     CommandSpec("saslStart", sasl_start, help="First step in a SASL authentication conversation."),

@@ -25,7 +25,7 @@ from bson.int64 import Int64
 
 from tidemark import log
 from tidemark.arguments import wrong_type
-from tidemark.auth import sasl
+from tidemark.auth import sasl, x509
 from tidemark.context import CommandContext, CommandSpec
 from tidemark.protocol import compression
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -161,9 +161,13 @@ async def _with_auth(ctx: CommandContext, cmd: dict[str, Any], reply: dict[str, 
     if "saslSupportedMechs" in cmd:
         reply["saslSupportedMechs"] = await sasl.supported_mechanisms(ctx, cmd["saslSupportedMechs"])
     if "speculativeAuthenticate" in cmd:
-        first_step = await sasl.speculative(ctx, cmd["speculativeAuthenticate"])
-        if first_step is not None:
-            reply["speculativeAuthenticate"] = first_step
+        doc = cmd["speculativeAuthenticate"]
+        first = next(iter(doc), None) if isinstance(doc, dict) else None
+        # mongod's handleIsMasterSpeculativeAuth: a SCRAM first step, or a whole MONGODB-X509 authenticate
+        step = sasl.speculative if first == "saslStart" else x509.speculative if first == "authenticate" else None
+        answer = await step(ctx, doc) if step is not None else None
+        if answer is not None:
+            reply["speculativeAuthenticate"] = answer
     return reply
 
 

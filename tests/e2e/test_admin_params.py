@@ -32,7 +32,7 @@ def test_defaults_match_mongod():
     params = ServerParams()
     for name, default in REQUIRED.items():
         assert params[name] == default, name
-    assert params["authenticationMechanisms"] == ["SCRAM-SHA-1", "SCRAM-SHA-256"]
+    assert params["authenticationMechanisms"] == ["MONGODB-X509", "SCRAM-SHA-1", "SCRAM-SHA-256"]
     assert all(spec.help for spec in SPECS)
 
 
