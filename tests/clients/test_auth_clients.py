@@ -1,5 +1,5 @@
 """mongosh (-u/-p, db.auth(), db.createUser(), show users) and the Node driver authenticate against
-a server with --auth, and both connect with tls=true + a CA file."""
+a server with --auth, and both connect with tls=true + a CA file; mongosh logs in with MONGODB-X509."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from harness import ClientError, have_mongosh, have_node_driver, run_mongosh, run_node
 from harness.certs import make_certificates
 
-pytestmark = [pytest.mark.clients, pytest.mark.commands("createUser", "usersInfo", "saslStart", "saslContinue")]
+pytestmark = [pytest.mark.clients, pytest.mark.commands("createUser", "usersInfo", "saslStart", "saslContinue",
+                                                                   "authenticate")]
 
 needs_mongosh = pytest.mark.skipif(not have_mongosh(), reason="mongosh is not installed (run `make test`)")
 needs_node = pytest.mark.skipif(not have_node_driver(), reason="the Node driver is not installed (run `make test`)")
@@ -105,3 +106,39 @@ def test_node_driver_connects_with_tls_and_a_ca_file(tls_server):
     proc, certs = tls_server
     uri = f"{_plain_uri(proc)}&tls=true&tlsCAFile={certs.ca}"
     assert run_node(uri, "return (await client.db('admin').command({ping: 1})).ok") == 1
+
+
+@pytest.mark.slow
+@needs_mongosh
+def test_mongosh_logs_in_with_mongodb_x509(tmp_path):
+    """mongosh --tls --tlsCertificateKeyFile with authMechanism=MONGODB-X509 (speculative authenticate in
+    its hello) is the $external user its certificate's subject names, with that user's roles."""
+    import ssl
+
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    from harness import ServerProcess
+    from harness.certs import issue_client
+
+    certs = make_certificates(tmp_path / "certs")
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Acme"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, "shell user")])
+    cert = issue_client(certs, tmp_path / "shell.pem", subject)
+    proc = ServerProcess(tmp_path / "db", log_path=tmp_path / "tidemark.log",
+                         ssl_context=ssl.create_default_context(cafile=str(certs.ca)),
+                         args=("--auth", "--tlsMode", "requireTLS", "--tlsCertificateKeyFile", str(certs.server),
+                               "--tlsCAFile", str(certs.ca), "--tlsAllowConnectionsWithoutCertificates"))
+    proc.start()
+    try:
+        tls = ("--tls", "--tlsCAFile", str(certs.ca))
+        run_mongosh(_plain_uri(proc), "const admin = db.getSiblingDB('admin');"
+                    "admin.createUser({user: 'root', pwd: 'pw', roles: ['root']}); admin.auth('root', 'pw');"
+                    "db.getSiblingDB('$external').createUser("
+                    "{user: 'CN=shell user,O=Acme', roles: [{role: 'readWrite', db: 'shx509'}]})", args=tls)
+        uri = f"{_plain_uri(proc)}&authMechanism=MONGODB-X509&authSource=%24external"
+        result = run_mongosh(uri, "db.getSiblingDB('shx509').c.insertOne({x: 1});"
+                             "db.getSiblingDB('admin').runCommand({connectionStatus: 1}).authInfo.authenticatedUsers",
+                             args=(*tls, "--tlsCertificateKeyFile", str(cert)))
+        assert result == [{"user": "CN=shell user,O=Acme", "db": "$external"}]
+    finally:
+        assert proc.terminate() == 0
