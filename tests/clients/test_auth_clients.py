@@ -9,8 +9,8 @@ import pytest
 from harness import ClientError, have_mongosh, have_node_driver, run_mongosh, run_node
 from harness.certs import make_certificates
 
-pytestmark = [pytest.mark.clients, pytest.mark.commands("createUser", "usersInfo", "saslStart", "saslContinue",
-                                                                   "authenticate")]
+pytestmark = [pytest.mark.clients,
+              pytest.mark.commands("createUser", "usersInfo", "saslStart", "saslContinue", "authenticate")]
 
 needs_mongosh = pytest.mark.skipif(not have_mongosh(), reason="mongosh is not installed (run `make test`)")
 needs_node = pytest.mark.skipif(not have_node_driver(), reason="the Node driver is not installed (run `make test`)")

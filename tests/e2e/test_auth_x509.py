@@ -1,7 +1,8 @@
 """MONGODB-X509 against a real server (--auth, requireTLS, --tlsCAFile) through pymongo: a client whose
 verified certificate's subject names a user of ``$external`` logs in speculatively (inside hello) or
-with ``authenticate``; a wrong ``user``, an unknown user, no certificate and a certificate the CA did not
-sign fail as mongod's do; the user's roles are enforced; and a Hypothesis family of subjects (attribute
+with ``authenticate``; a wrong ``user``, an unknown user, no certificate, a certificate the CA did not
+sign, unmet authentication restrictions, a connection already authenticated and X509 disabled fail as
+mongod's do; the user's roles are enforced; and a Hypothesis family of subjects (attribute
 types, multi-valued RDNs, RFC 2253 specials, spaces, non-ASCII) round-trips createUser -> X509 login."""
 
 from __future__ import annotations
@@ -140,8 +141,25 @@ def test_failures_answer_like_mongod(server, certs, alice, root, tmp_path):
             external.command("saslStart", mechanism="MONGODB-X509", payload=b"")
         assert (failure.value.code, failure.value.details["errmsg"]) == (
             2, "Unsupported mechanism 'MONGODB-X509' on authentication database '$external'")
+    with _client(server, certs, cert, username=ROOT, password=ROOT_PWD) as client:  # one user per connection
+        with pytest.raises(OperationFailure) as failure:
+            client["$external"].command("authenticate", mechanism="MONGODB-X509")
+        assert failure.value.code == 18  # mongod's authenticate lets only 11 and 17 through
     errors = [line["attr"]["error"] for line in _log_lines(server, 20249)]
     assert "AuthenticationFailed: There is no x.509 client certificate matching the user." in errors
+    assert f"Location5626701: Each client connection may only be authenticated once. Previously authenticated " \
+           f"as: {ROOT}@admin" in errors
+
+    fenced = issue_client(certs, tmp_path / "fenced.pem", _name([(NameOID.COMMON_NAME, "fenced")]))
+    root["$external"].command("createUser", "CN=fenced", roles=[{"role": "read", "db": "x509db"}],
+                              authenticationRestrictions=[{"clientSource": ["10.9.9.9/32"]}])
+    with _client(server, certs, fenced) as client:
+        with pytest.raises(OperationFailure) as failure:
+            client["$external"].command("authenticate", mechanism="MONGODB-X509")
+        assert failure.value.code == 18
+    assert {"principalName": "CN=fenced",
+            "error": "AuthenticationRestrictionUnmet: Evaluation of authentication restrictions failed"} in [
+        {key: line["attr"][key] for key in ("principalName", "error")} for line in _log_lines(server, 20249)]
 
     unknown = issue_client(certs, tmp_path / "nobody.pem", _name([(NameOID.COMMON_NAME, "nobody")]))
     with _client(server, certs, unknown) as client:
@@ -182,6 +200,26 @@ def test_a_certificate_the_ca_did_not_sign_never_authenticates(certs, tmp_path):
             assert failure.value.code == 18
     finally:
         lax.kill()
+
+
+@pytest.mark.slow
+def test_x509_can_be_disabled(certs, tmp_path):
+    proc = _server(tmp_path, certs, "--setParameter", "authenticationMechanisms=SCRAM-SHA-256")
+    try:
+        cert = issue_client(certs, tmp_path / "off.pem", _name([(NameOID.COMMON_NAME, "off")]))
+        with _client(proc, certs) as bootstrap:
+            bootstrap["$external"].command("createUser", "CN=off", roles=[{"role": "root", "db": "admin"}])
+        with _client(proc, certs, cert) as client:
+            with pytest.raises(OperationFailure) as failure:
+                client["$external"].command("authenticate", mechanism="MONGODB-X509")
+            assert failure.value.code == 18
+            with pytest.raises(OperationFailure) as failure:
+                client["$external"].command("saslStart", mechanism="MONGODB-X509", payload=b"")
+            assert failure.value.code == 334
+        assert "BadValue: x.509 authentication is disabled." in [
+            line["attr"]["error"] for line in _log_lines(proc, 20249)]
+    finally:
+        proc.kill()
 
 
 @pytest.mark.slow
