@@ -44,6 +44,7 @@ from tidemark.protocol.messages import materialize
 from tidemark.query.access_path import sort_stage
 from tidemark.query.collation import parse_collation
 from tidemark.query.match import compile_filter
+from tidemark.query.validation_error import validation_error_info
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import bucket_check, bucket_compression, ddl, explain_shape, ingest, scan, view
 from tidemark.timeseries import options as ts_options
@@ -155,12 +156,10 @@ async def insert_buckets(ctx: CommandContext, cmd: dict) -> dict:
                     break
                 continue
         if not isinstance(doc, dict) or (validator is not None and not validator(doc)):
-            failing = doc.get("_id") if isinstance(doc, dict) else None
+            err_info = (validation_error_info(info.options["validator"], doc) if isinstance(doc, dict)
+                        else {"failingDocumentId": None})
             errors.append(MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
-                                     extra={"errInfo": {"failingDocumentId": failing,
-                                                        "details": {"operatorName": "$jsonSchema",
-                                                                    "schemaRulesNotSatisfied": []}}})
-                          .to_write_error(index))
+                                     extra={"errInfo": err_info}).to_write_error(index))
             if ordered:
                 break
             continue

@@ -26,6 +26,7 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.timestamp import Timestamp
 
+from tidemark import log
 from tidemark.core import namespace
 from tidemark.protocol.codec import decode, encode, nesting_exceeds
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -409,60 +410,53 @@ class Validator:
     """A collection's validator (query filter or $jsonSchema) with its level and action.
 
     A query validator follows the collection's default collation (``$jsonSchema`` ignores every
-    collation, as in mongod); it is compiled once, here, and cached per collection by ``validator_for``."""
+    collation, as in mongod); it is compiled once, here, and cached per collection by ``validator_for``.
+    A document it refuses gets mongod's explanation (``validation_error_info``), generated only then:
+    in the 121 error (action "error") or in warning 20294 of the log (action "warn")."""
 
-    def __init__(self, options: dict):
+    def __init__(self, options: dict, ns: str = ""):
         self.spec = options.get("validator") or None
         self.level = options.get("validationLevel", "strict")
         self.action = options.get("validationAction", "error")
+        self.ns = ns
         self._fn: Callable[[dict], bool] | None = None
-        self._operator = _top_operator(self.spec) if self.spec else "$and"
+        self._collation = None
         if self.spec and self.level != "off":
             from tidemark.query.collation import parse_collation
             from tidemark.query.match import compile_filter
 
-            collation = parse_collation(options["collation"]) if options.get("collation") else None
-            self._fn = compile_filter(self.spec, collation=collation)
-
-    @property
-    def active(self) -> bool:
-        return self._fn is not None and self.action == "error"
+            self._collation = parse_collation(options["collation"]) if options.get("collation") else None
+            self._fn = compile_filter(self.spec, collation=self._collation)
 
     def accepts(self, doc: dict) -> bool:
         """Whether ``doc`` passes the validator whatever its action (validationLevel "off" passes every
         document): what validate reads (mongod's checkValidation)."""
         return self._fn is None or bool(self._fn(doc))
 
+    def error_info(self, doc: dict) -> dict:
+        """The ``errInfo`` of a document the validator refuses."""
+        from tidemark.query.validation_error import validation_error_info
+
+        return validation_error_info(self.spec or {}, doc, collation=self._collation)
+
     def check(self, doc: dict, *, old_doc: dict | None = None) -> None:
-        """Raise 121 DocumentValidationFailure when ``doc`` fails (moderate: only if old_doc passed)."""
+        """Raise 121 DocumentValidationFailure when ``doc`` fails (moderate: only if old_doc passed);
+        with action "warn", log mongod's warning instead."""
         fn = self._fn
-        if fn is None or not self.active:
+        if fn is None:
             return
-        if old_doc is not None and self.level == "moderate" and not fn(old_doc):
-            return
-        if not fn(doc):
-            details: dict[str, Any] = {"operatorName": self._operator}
-            if self._operator == "$jsonSchema":
-                details["schemaRulesNotSatisfied"] = []
+        if self.action == "error":
+            if (old_doc is not None and self.level == "moderate" and not fn(old_doc)) or fn(doc):
+                return
             raise MongoError(ErrorCode.DocumentValidationFailure, "Document failed validation",
-                             extra={"errInfo": {"failingDocumentId": doc.get("_id"), "details": details}})
-
-
-def _top_operator(spec: dict) -> str:
-    """mongod's ``errInfo.details.operatorName``: the operator at the root of the parsed validator,
-    where an implicit ``$and`` of one clause is that clause (``{a: 1}`` is ``$eq``, ``{a: {$exists:
-    true}}`` is ``$exists``)."""
-    if len(spec) != 1:
-        return "$and"
-    key, value = next(iter(spec.items()))
-    if key.startswith("$"):
-        return key
-    if isinstance(value, dict) and value and next(iter(value)).startswith("$"):
-        operators = [op for op in value if op != "$options"]
-        return operators[0] if len(operators) == 1 else "$and"
-    if isinstance(value, Regex | re.Pattern):
-        return "$regex"
-    return "$eq"
+                             extra={"errInfo": self.error_info(doc)})
+        try:
+            if (old_doc is not None and self.level == "moderate" and not fn(old_doc)) or fn(doc):
+                return
+        except MongoError:
+            pass  # a validator that throws warns and accepts the write (mongod's 'warn' action)
+        log.warning("STORAGE", 20294, "Document would fail validation", namespace=self.ns,
+                    document=doc, errInfo=self.error_info(doc))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -551,7 +545,7 @@ def validator_for(info) -> Validator | None:
     if v is None:
         if len(_VALIDATORS) > 1024:
             _VALIDATORS.clear()
-        v = _VALIDATORS[key] = Validator(opts)
+        v = _VALIDATORS[key] = Validator(opts, info.ns)
     return v
 
 

@@ -2,7 +2,9 @@
 
 Used as a query operator (``{$jsonSchema: {...}}``) and by collection validators:
 ``compiled = compile_schema(schema)`` (raises MongoError for invalid schemas) then
-``validate(compiled, doc) -> bool``; the caller raises 121 DocumentValidationFailure.
+``validate(compiled, doc) -> bool``; the caller raises 121 DocumentValidationFailure, whose
+``errInfo.details`` is ``explain_schema(compiled, doc)``: the rules the document fails, as mongod's
+doc_validation_error reports them (each keyword is one rule: its check and its explanation together).
 
 Semantics (as mongod): a keyword constrains only values of the types it is about — ``minimum``
 ignores strings, ``properties`` ignores non-objects — so ``{minimum: 5}`` accepts ``"abc"``.
@@ -37,12 +39,64 @@ from bson.binary import Binary
 
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.match_regex import compile_regex, matches
+from tidemark.query.validation_detail import DetailContext, considered, entry, type_names
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import TYPE_ALIASES, bson_type_name, bson_type_number, compare, is_number, sort_key
 
-__all__ = ["compile_schema", "validate", "CompiledSchema", "unordered_key", "encrypt_keywords_refused"]
+__all__ = ["compile_schema", "validate", "explain_schema", "CompiledSchema", "Schema", "unordered_key",
+           "encrypt_keywords_refused"]
 
-CompiledSchema = Callable[[Any], bool]
+Check = Callable[[Any], bool]
+# A failed rule's details: the value it failed on and the detail context -> its entries (mongod's order)
+Explain = Callable[[Any, DetailContext], list]
+# what a rule constrains: a BSON type number, "number", or None (every value)
+Restriction = int | str | None
+_NUMBER_TYPES = frozenset({1, 16, 18, 19})
+
+
+class Rule:
+    """One keyword of a (sub)schema: ``check(v)`` and, where it fails, ``explain(v, ctx)``."""
+
+    __slots__ = ("check", "explain", "restriction")
+
+    def __init__(self, check: Check, explain: Explain, restriction: Restriction = None):
+        self.check = check
+        self.explain = explain
+        self.restriction = restriction
+
+
+class Schema:
+    """A compiled (sub)schema: ``schema(v)`` is whether ``v`` satisfies it; ``explain(v, ctx)`` lists the
+    rules ``v`` fails, in the order mongod's parser builds them (the type keyword last).
+
+    ``always_false``: a top-level schema whose type excludes objects (nothing stored can match)."""
+
+    __slots__ = ("rules", "checks", "annotations", "always_false")
+
+    def __init__(self, rules: list[Rule], first: Rule | None, annotations: dict, always_false: bool = False):
+        self.rules = tuple(rules)
+        # the type test runs first when matching (the cheapest), last when explaining (mongod's order)
+        self.checks = tuple(([first.check] if first is not None else []) + [r.check for r in rules if r is not first])
+        self.annotations = annotations
+        self.always_false = always_false
+
+    def __call__(self, v: Any) -> bool:
+        if self.always_false:
+            return False
+        for check in self.checks:
+            if not check(v):
+                return False
+        return True
+
+    def explain(self, v: Any, ctx: DetailContext) -> list:
+        out: list = []
+        for rule in self.rules:
+            if not rule.check(v):
+                out.extend(rule.explain(v, ctx))
+        return out
+
+
+CompiledSchema = Schema
 
 _KEYWORDS = frozenset({
     "additionalItems", "additionalProperties", "allOf", "anyOf", "bsonType", "dependencies", "description",
@@ -87,6 +141,24 @@ def compile_schema(schema: Any) -> CompiledSchema:
     return _compile(schema, top=True)
 
 
+def explain_schema(compiled: CompiledSchema, schema: Mapping, doc: Mapping, ctx: DetailContext) -> dict:
+    """The details of a document ``compiled`` refuses: ``{operatorName: "$jsonSchema", title?,
+    description?, schemaRulesNotSatisfied: [...]}`` (a top-level type without "object" matches nothing:
+    mongod reports the whole schema as always false)."""
+    if compiled.always_false:
+        out = {"operatorName": "$jsonSchema"}
+        ctx.specified(out, {"$jsonSchema": schema})
+        out["reason"] = "expression always evaluates to false"
+        return out
+    return {"operatorName": "$jsonSchema", **compiled.annotations,
+            "schemaRulesNotSatisfied": compiled.explain(doc, ctx)}
+
+
+def _annotations(schema: Mapping) -> dict:
+    """A schema's title and description, which mongod repeats in the details of its failures."""
+    return {k: schema[k] for k in ("title", "description") if k in schema}
+
+
 def unordered_key(v: Any) -> Any:
     """A hashable identity of ``v`` under BSON equality where embedded documents compare ignoring
     field order (mongod's UnorderedFieldsBSONElementComparator: ``enum``, ``uniqueItems``)."""
@@ -126,25 +198,56 @@ def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
                        f"$jsonSchema keyword 'encrypt' cannot be used in conjunction with '{key}', "
                        "'encrypt' implies type 'bsonType::BinData'")
 
-    checks: list[CompiledSchema] = []
-    type_check: CompiledSchema | None = None
-    if "type" in schema:
-        type_check = _type_set_check(schema["type"], "type", _JSON_TYPES)
-    elif "bsonType" in schema:
-        type_check = _type_set_check(schema["bsonType"], "bsonType", TYPE_ALIASES)
-    _scalar_checks(schema, checks, top)
-    _array_checks(schema, checks)
-    _encrypt_checks(schema, checks)
-    _object_checks(schema, checks)
-    _logic_checks(schema, checks)
-    if type_check is not None:
-        checks.insert(0, type_check)  # the cheapest test first
-    if not checks:
-        return lambda v: True
-    if len(checks) == 1:
-        return checks[0]
-    checks_t = tuple(checks)
-    return lambda v: all(c(v) for c in checks_t)
+    rules: list[Rule] = []
+    type_rule: Rule | None = None
+    stated: Restriction = None  # a single stated type: keywords about other types are dropped (mongod)
+    if "type" in schema or "bsonType" in schema:
+        key = "type" if "type" in schema else "bsonType"
+        all_numbers, numbers = _type_set(schema[key], key, _JSON_TYPES if key == "type" else TYPE_ALIASES)
+        if top:
+            if 3 not in numbers:  # only documents are stored: the whole schema matches nothing
+                return Schema([], None, _annotations(schema), always_false=True)
+        else:
+            type_rule = _type_rule(key, schema[key], all_numbers, numbers)
+        if all_numbers and not numbers:
+            stated = "number"
+        elif not all_numbers and len(numbers) == 1:
+            stated = next(iter(numbers))
+    elif "encrypt" in schema:
+        stated = 5  # 'encrypt' implies BinData
+    _scalar_checks(schema, rules, top)
+    _array_checks(schema, rules)
+    _encrypt_checks(schema, rules)
+    _object_checks(schema, rules)
+    _logic_checks(schema, rules, top)
+    if stated is not None:
+        rules = [r for r in rules if r.restriction is None or r.restriction == stated
+                 or (r.restriction == "number" and (stated == "number" or stated in _NUMBER_TYPES))]
+    if type_rule is not None:
+        rules.append(type_rule)
+    return Schema(rules, type_rule, _annotations(schema))
+
+
+def _failure(name: str, spec: dict, reason: str) -> Explain:
+    """A keyword failing on the value at its path: operatorName, specifiedAs, reason, consideredValue."""
+
+    def explain(v: Any, ctx: DetailContext) -> list:
+        out = entry(name, spec, ctx)
+        out["reason"] = reason
+        considered(out, [v], False, ctx)
+        return [out]
+
+    return explain
+
+
+def _size_check(kind: type[Any], op: Callable[[int, int], bool], n: int) -> Check:
+    """minLength/maxLength, minItems/maxItems, minProperties/maxProperties: the size of a value of
+    their kind (a str counts code points, as BSON strings count them)."""
+
+    def size_ok(v: Any) -> bool:
+        return not isinstance(v, kind) or op(len(v), n)
+
+    return size_ok
 
 
 # --------------------------------------------------------------------------------------------------
@@ -185,9 +288,7 @@ def _type_set(raw: Any, key: str, aliases: Mapping[str, int | str]) -> tuple[boo
     return all_numbers, frozenset(numbers)
 
 
-def _type_set_check(raw: Any, key: str, aliases: Mapping[str, int | str]) -> CompiledSchema:
-    all_numbers, numbers = _type_set(raw, key, aliases)
-
+def _type_rule(key: str, raw: Any, all_numbers: bool, numbers: frozenset[int]) -> Rule:
     def type_ok(v: Any) -> bool:
         if all_numbers and is_number(v):
             return True
@@ -196,7 +297,14 @@ def _type_set_check(raw: Any, key: str, aliases: Mapping[str, int | str]) -> Com
         except TypeError:
             return False
 
-    return type_ok
+    def explain(v: Any, ctx: DetailContext) -> list:
+        out = entry(key, {key: raw}, ctx)
+        out["reason"] = "type did not match"
+        considered(out, [v], False, ctx)
+        type_names(out, "consideredType", [v])
+        return [out]
+
+    return Rule(type_ok, explain)
 
 
 def _non_negative_long(key: str, v: Any) -> int:
@@ -234,7 +342,7 @@ def _as_decimal(v: Any) -> decimal.Decimal:
     return decimal.Decimal(int(v))
 
 
-def _multiple_of_check(divisor: decimal.Decimal) -> CompiledSchema:
+def _multiple_of_check(divisor: decimal.Decimal) -> Check:
     """$_internalSchemaFmod(divisor, 0): the decimal remainder of a number is zero (exact here)."""
     exact = Fraction(divisor) if divisor.is_finite() else None
 
@@ -251,19 +359,21 @@ def _multiple_of_check(divisor: decimal.Decimal) -> CompiledSchema:
     return multiple_ok
 
 
-def _scalar_checks(schema: Mapping, checks: list, top: bool) -> None:
+def _scalar_checks(schema: Mapping, rules: list, top: bool) -> None:
     if "pattern" in schema:
         pattern = schema["pattern"]
         if type(pattern) is not str:
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'pattern' must be a string")
         if not top:  # mongod compiles no regex where the keyword cannot apply (the document is an object)
             rx = compile_regex(pattern, "")
-            checks.append(lambda v: type(v) is not str or matches(rx, v))
+            rules.append(Rule(lambda v: type(v) is not str or matches(rx, v),
+                              _failure("pattern", {"pattern": pattern}, "regular expression did not match"), 2))
     for key, op in (("maxLength", int.__le__), ("minLength", int.__ge__)):
         if key in schema:
             n = _non_negative_long(key, schema[key])
             # BSON strings count UTF-8 code points, which is what len() of a str counts
-            checks.append(lambda v, n=n, op=op: type(v) is not str or op(len(v), n))
+            rules.append(Rule(_size_check(str, op, n),
+                              _failure(key, {key: schema[key]}, "specified string length was not satisfied"), 2))
     if "multipleOf" in schema:
         m = schema["multipleOf"]
         if not is_number(m):
@@ -271,7 +381,8 @@ def _scalar_checks(schema: Mapping, checks: list, top: bool) -> None:
         divisor = _as_decimal(m)
         if divisor.is_signed() or divisor.is_zero():
             raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'multipleOf' must have a positive value")
-        checks.append(_multiple_of_check(divisor))
+        rules.append(Rule(_multiple_of_check(divisor), _failure(
+            "multipleOf", {"multipleOf": m}, "considered value is not a multiple of the specified value"), "number"))
     for key, excl_key, sign in (("maximum", "exclusiveMaximum", -1), ("minimum", "exclusiveMinimum", 1)):
         if key not in schema:
             if excl_key in schema:
@@ -284,10 +395,11 @@ def _scalar_checks(schema: Mapping, checks: list, top: bool) -> None:
         bound = schema[key]
         if not is_number(bound):
             raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be a number")
-        checks.append(_bound_check(bound, sign, exclusive))
+        spec = {key: bound, excl_key: True} if exclusive else {key: bound}
+        rules.append(Rule(_bound_check(bound, sign, exclusive), _failure(key, spec, "comparison failed"), "number"))
 
 
-def _bound_check(bound: Any, sign: int, exclusive: bool) -> CompiledSchema:
+def _bound_check(bound: Any, sign: int, exclusive: bool) -> Check:
     def in_bound(v: Any) -> bool:
         if not is_number(v):
             return True
@@ -301,29 +413,25 @@ def _bound_check(bound: Any, sign: int, exclusive: bool) -> CompiledSchema:
 # arrays and encryption
 # --------------------------------------------------------------------------------------------------
 
-def _array_checks(schema: Mapping, checks: list) -> None:
+def _array_checks(schema: Mapping, rules: list) -> None:
     for key, op in (("minItems", int.__ge__), ("maxItems", int.__le__)):
         if key in schema:
             n = _non_negative_long(key, schema[key])
-            checks.append(lambda v, n=n, op=op: not isinstance(v, list) or op(len(v), n))
+
+            def items_explain(v: Any, ctx: DetailContext, key: str = key) -> list:
+                out = entry(key, {key: schema[key]}, ctx)
+                out["reason"] = "array did not match specified length"
+                out["consideredValue"] = v
+                out["numberOfItems"] = len(v)
+                return [out]
+
+            rules.append(Rule(_size_check(list, op, n), items_explain, 4))
     if "uniqueItems" in schema:
         unique = schema["uniqueItems"]
         if not isinstance(unique, bool):
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'uniqueItems' must be a boolean")
         if unique:
-
-            def unique_ok(v: Any) -> bool:
-                if not isinstance(v, list):
-                    return True
-                seen = set()
-                for x in v:
-                    k = unordered_key(x)
-                    if k in seen:
-                        return False
-                    seen.add(k)
-                return True
-
-            checks.append(unique_ok)
+            rules.append(Rule(lambda v: not isinstance(v, list) or _first_duplicate(v) is None, _unique_explain, 4))
     tuple_len: int | None = None  # where additionalItems starts: only when items is an array
     if "items" in schema:
         items = schema["items"]
@@ -336,26 +444,78 @@ def _array_checks(schema: Mapping, checks: list) -> None:
                 subs.append(_compile(sub))
             tuple_checks = tuple(subs)
             tuple_len = len(tuple_checks)
-            checks.append(lambda v: not isinstance(v, list) or all(
-                c(x) for c, x in zip(tuple_checks, v, strict=False)))
+
+            def tuple_explain(v: Any, ctx: DetailContext) -> list:
+                failed = [{"itemIndex": i, "details": c.explain(x, ctx)}
+                          for i, (c, x) in enumerate(zip(tuple_checks, v, strict=False)) if not c(x)]
+                return [{"operatorName": "items", "details": failed}]
+
+            rules.append(Rule(lambda v: not isinstance(v, list) or all(
+                c(x) for c, x in zip(tuple_checks, v, strict=False)), tuple_explain, 4))
         elif isinstance(items, Mapping):
             each = _compile(items)
-            checks.append(lambda v: not isinstance(v, list) or all(each(x) for x in v))
+            rules.append(Rule(lambda v: not isinstance(v, list) or all(each(x) for x in v),
+                              _items_explain("items", each, 0, "At least one item did not match the sub-schema"), 4))
         else:
             raise _bad(ErrorCode.TypeMismatch,
                        f"$jsonSchema keyword 'items' must be an array or an object, not {_type_of(items)}")
     if "additionalItems" in schema:
         extra = schema["additionalItems"]
         if isinstance(extra, bool):
-            extra_check: CompiledSchema | None = None if extra else (lambda x: False)
+            extra_check: Schema | None = None
         elif isinstance(extra, Mapping):
             extra_check = _compile(extra)
         else:
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'additionalItems' must be either an object "
                        f"or a boolean, but got a {_type_of(extra)}")
-        if extra_check is not None and tuple_len is not None:
-            start, rest_check = tuple_len, extra_check
-            checks.append(lambda v: not isinstance(v, list) or all(rest_check(x) for x in v[start:]))
+        if tuple_len is not None and extra is not True:
+            start = tuple_len
+            if extra_check is None:  # additionalItems: false
+
+                def no_extra_explain(v: Any, ctx: DetailContext) -> list:
+                    out = entry("additionalItems", {"additionalItems": False}, ctx)
+                    out["reason"] = "found additional items"
+                    out["additionalItems"] = v[start:]
+                    return [out]
+
+                rules.append(Rule(lambda v: not isinstance(v, list) or len(v) <= start, no_extra_explain, 4))
+            else:
+                rest_check = extra_check
+                rules.append(Rule(lambda v: not isinstance(v, list) or all(rest_check(x) for x in v[start:]),
+                                  _items_explain("additionalItems", rest_check, start,
+                                                 "At least one additional item did not match the sub-schema"), 4))
+
+
+def _first_duplicate(v: list) -> Any:
+    """The first element equal (documents ignoring field order) to an earlier one; None if none (a
+    duplicated null is reported as the list [None] to tell it from no duplicate)."""
+    seen = set()
+    for x in v:
+        k = unordered_key(x)
+        if k in seen:
+            return [x]
+        seen.add(k)
+    return None
+
+
+def _unique_explain(v: Any, ctx: DetailContext) -> list:
+    out = entry("uniqueItems", {"uniqueItems": True}, ctx)
+    out["reason"] = "found a duplicate item"
+    out["consideredValue"] = v
+    out["duplicatedValue"] = _first_duplicate(v)[0]
+    return [out]
+
+
+def _items_explain(name: str, sub: Schema, start: int, reason: str) -> Explain:
+    """items: {schema} / additionalItems: {schema}: the first element (from ``start``) the subschema
+    refuses, with the subschema's own failures."""
+
+    def explain(v: Any, ctx: DetailContext) -> list:
+        index = next(i for i in range(start, len(v)) if not sub(v[i]))
+        return [{"operatorName": name, **sub.annotations, "reason": reason, "itemIndex": index,
+                 "details": sub.explain(v[index], ctx)}]
+
+    return explain
 
 
 def _idl_fields(value: Mapping, name: str, allowed: frozenset[str]) -> None:
@@ -376,7 +536,7 @@ def _idl_fields(value: Mapping, name: str, allowed: frozenset[str]) -> None:
                    f"'{_type_of(key_id)}', expected types '[string, array]'")
 
 
-def _encrypt_checks(schema: Mapping, checks: list) -> None:
+def _encrypt_checks(schema: Mapping, rules: list) -> None:
     if ("encrypt" in schema or "encryptMetadata" in schema) and not _ENCRYPT_ALLOWED.get():
         raise _bad(ErrorCode.QueryFeatureNotAllowed,
                    "Encryption-related validator keywords are not allowed in this context")
@@ -396,16 +556,23 @@ def _encrypt_checks(schema: Mapping, checks: list) -> None:
     if not isinstance(info, Mapping):
         raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'encrypt' must be an object ")
     _idl_fields(info, "encrypt", frozenset({"algorithm", "bsonType", "keyId"}))
-    checks.append(lambda v: isinstance(v, Binary) and v.subtype == _ENCRYPT_SUBTYPE)
+
+    def encrypted(v: Any) -> bool:
+        return isinstance(v, Binary) and v.subtype == _ENCRYPT_SUBTYPE
+
+    rules.append(Rule(encrypted, lambda v, ctx: [{"operatorName": "encrypt", "reason": "value was not encrypted"}]))
     if "bsonType" in info:
         _, types = _type_set(info["bsonType"], "bsonType", TYPE_ALIASES)
 
         def original_type_ok(v: Any) -> bool:
+            if not encrypted(v):
+                return True  # (the rule above refuses it)
             # the blob's header names the encrypted value's BSON type (byte 17 after subtype and key id)
             data = bytes(v)
             return len(data) >= 18 and data[0] in _FLE1_BLOB_SUBTYPES and data[17] in types
 
-        checks.append(original_type_ok)
+        rules.append(Rule(original_type_ok, lambda v, ctx: [
+            {"operatorName": "encrypt", "reason": "encrypted value has wrong type"}]))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -428,9 +595,9 @@ def _required(schema: Mapping) -> list[str]:
     return req
 
 
-def _object_checks(schema: Mapping, checks: list) -> None:
+def _object_checks(schema: Mapping, rules: list) -> None:
     req = _required(schema) if "required" in schema else []
-    props: dict[str, CompiledSchema] = {}
+    props: dict[str, Schema] = {}
     if "properties" in schema:
         raw_props = schema["properties"]
         if not isinstance(raw_props, Mapping):
@@ -449,25 +616,47 @@ def _object_checks(schema: Mapping, checks: list) -> None:
                     return False
             return True
 
-        checks.append(props_ok)
+        def props_explain(v: Any, ctx: DetailContext) -> list:
+            failed = []
+            for k, check in prop_items:
+                if k in v and not check(v[k]):
+                    details = check.explain(v[k], ctx)
+                    if details:  # (a property whose failures explain nothing is left out, as in mongod)
+                        failed.append({"propertyName": k, **check.annotations, "details": details})
+            return [{"operatorName": "properties", "propertiesNotSatisfied": failed}] if failed else []
+
+        rules.append(Rule(props_ok, props_explain, 3))
     if "patternProperties" in schema or "additionalProperties" in schema:
-        checks.append(_allowed_properties(schema, frozenset(props)))
+        rules.append(_allowed_properties(schema, frozenset(props)))
     if req:
         req_t = tuple(req)
-        checks.append(lambda v: not isinstance(v, Mapping) or all(r in v for r in req_t))
+
+        def required_explain(v: Any, ctx: DetailContext) -> list:
+            out = entry("required", {"required": req}, ctx)
+            out["missingProperties"] = sorted(r for r in req_t if r not in v)
+            return [out]
+
+        rules.append(Rule(lambda v: not isinstance(v, Mapping) or all(r in v for r in req_t), required_explain, 3))
     for key, op in (("minProperties", int.__ge__), ("maxProperties", int.__le__)):
         if key in schema:
             n = _non_negative_long(key, schema[key])
-            checks.append(lambda v, n=n, op=op: not isinstance(v, Mapping) or op(len(v), n))
+
+            def count_explain(v: Any, ctx: DetailContext, key: str = key) -> list:
+                out = entry(key, {key: schema[key]}, ctx)
+                out["reason"] = "specified number of properties was not satisfied"
+                out["numberOfProperties"] = len(v)
+                return [out]
+
+            rules.append(Rule(_size_check(Mapping, op, n), count_explain, 3))
     if "dependencies" in schema:
-        _dependencies(schema["dependencies"], checks)
+        rules.append(_dependencies(schema["dependencies"]))
 
 
-def _allowed_properties(schema: Mapping, named: frozenset[str]) -> CompiledSchema:
+def _allowed_properties(schema: Mapping, named: frozenset[str]) -> Rule:
     """patternProperties and additionalProperties: each field matching a pattern satisfies that
     pattern's schema; a field neither named in properties nor matching a pattern satisfies
     additionalProperties."""
-    patterns: list[tuple[Any, CompiledSchema]] = []
+    patterns: list[tuple[str, Any, Schema]] = []
     if "patternProperties" in schema:
         raw = schema["patternProperties"]
         if not isinstance(raw, Mapping):
@@ -476,44 +665,72 @@ def _allowed_properties(schema: Mapping, named: frozenset[str]) -> CompiledSchem
             if not isinstance(sub, Mapping):
                 raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword 'patternProperties' has property "
                            f"'{pattern}' which is not an object")
-            patterns.append((compile_regex(pattern, ""), _compile(sub)))
-    extra_check: CompiledSchema | None = None
+            patterns.append((pattern, compile_regex(pattern, ""), _compile(sub)))
+    extra: Any = True
+    extra_check: Schema | None = None
     if "additionalProperties" in schema:
         extra = schema["additionalProperties"]
-        if isinstance(extra, bool):
-            extra_check = None if extra else (lambda x: False)
-        elif isinstance(extra, Mapping):
+        if isinstance(extra, Mapping):
             extra_check = _compile(extra)
-        else:
+        elif not isinstance(extra, bool):
             raise _bad(ErrorCode.TypeMismatch,
                        "$jsonSchema keyword 'additionalProperties' must be an object or a boolean")
     patterns_t = tuple(patterns)
+
+    def extra_ok(x: Any) -> bool:
+        return extra is not False and (extra_check is None or extra_check(x))
+
+    def additional(v: Mapping) -> list[str]:
+        return [k for k in v if k not in named and not any(matches(rx, k) for _, rx, _ in patterns_t)]
 
     def allowed_ok(v: Any) -> bool:
         if not isinstance(v, Mapping):
             return True
         for k, x in v.items():
             matched = False
-            for rx, check in patterns_t:
+            for _, rx, check in patterns_t:
                 if matches(rx, k):
                     matched = True
                     if not check(x):
                         return False
-            if not matched and extra_check is not None and k not in named and not extra_check(x):
+            if not matched and extra is not True and k not in named and not extra_ok(x):
                 return False
         return True
 
-    return allowed_ok
+    def allowed_explain(v: Any, ctx: DetailContext) -> list:
+        out: list[dict] = []
+        extras = additional(v)
+        if extra is False and extras:
+            out.append({"operatorName": "additionalProperties", "specifiedAs": {"additionalProperties": False},
+                        "additionalProperties": extras})
+        elif extra_check is not None:
+            failing = next((k for k in extras if not extra_check(v[k])), None)
+            if failing is not None:
+                out.append({"operatorName": "additionalProperties", **extra_check.annotations,
+                            "reason": "at least one additional property did not match the subschema",
+                            "failingProperty": failing, "details": extra_check.explain(v[failing], ctx)})
+        by_pattern = []
+        for raw_pattern, rx, check in patterns_t:
+            failing = next((k for k in v if matches(rx, k) and not check(v[k])), None)
+            if failing is not None:
+                by_pattern.append({"propertyName": failing, **check.annotations, "regexMatched": raw_pattern,
+                                   "details": check.explain(v[failing], ctx)})
+        if by_pattern:
+            out.append({"operatorName": "patternProperties", "details": by_pattern})
+        return out
+
+    return Rule(allowed_ok, allowed_explain, 3)
 
 
-def _dependencies(deps: Any, checks: list) -> None:
+def _dependencies(deps: Any) -> Rule:
     if not isinstance(deps, Mapping):
         raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'dependencies' must be an object")
+    # (field, subschema) or (field, property names): each applies where the document has the field
+    each: list[tuple[str, Schema | tuple[str, ...]]] = []
     for field, dep in deps.items():
         where = "in $jsonSchema keyword 'dependencies'"
         if isinstance(dep, Mapping):
-            sub = _compile(dep)
-            checks.append(lambda v, f=field, sub=sub: not isinstance(v, Mapping) or f not in v or sub(v))
+            each.append((field, _compile(dep)))
         elif isinstance(dep, list):
             if not dep:
                 raise _bad(ErrorCode.FailedToParse, f"property '{field}' {where} cannot be an empty array")
@@ -525,18 +742,35 @@ def _dependencies(deps: Any, checks: list) -> None:
                 if name in names:
                     raise _bad(ErrorCode.FailedToParse, f"array '{field}' {where} contains duplicate element: {name}")
                 names.append(name)
-            names_t = tuple(names)
-            checks.append(lambda v, f=field, names_t=names_t: (
-                not isinstance(v, Mapping) or f not in v or all(n in v for n in names_t)))
+            each.append((field, tuple(names)))
         else:
             raise _bad(ErrorCode.TypeMismatch, f"property '{field}' {where} must be either an object or an array")
+    each_t = tuple(each)
+
+    def satisfied(v: Mapping, field: str, dep: Schema | tuple[str, ...]) -> bool:
+        if field not in v:
+            return True
+        return dep(v) if isinstance(dep, Schema) else all(n in v for n in dep)
+
+    def explain(v: Any, ctx: DetailContext) -> list:
+        failing: list[dict] = []
+        for field, dep in each_t:
+            if satisfied(v, field, dep):
+                continue
+            if isinstance(dep, Schema):
+                failing.append({"conditionalProperty": field, "details": dep.explain(v, ctx)})
+            else:
+                failing.append({"conditionalProperty": field, "missingProperties": [n for n in dep if n not in v]})
+        return [{"operatorName": "dependencies", **_annotations(deps), "failingDependencies": failing}]
+
+    return Rule(lambda v: not isinstance(v, Mapping) or all(satisfied(v, f, d) for f, d in each_t), explain)
 
 
 # --------------------------------------------------------------------------------------------------
 # logical keywords and enum
 # --------------------------------------------------------------------------------------------------
 
-def _schema_list(schema: Mapping, key: str) -> tuple[CompiledSchema, ...]:
+def _schema_list(schema: Mapping, key: str) -> tuple[Schema, ...]:
     subs = schema[key]
     if not isinstance(subs, list):
         raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be an array")
@@ -551,23 +785,41 @@ def _schema_list(schema: Mapping, key: str) -> tuple[CompiledSchema, ...]:
     return tuple(out)
 
 
-def _logic_checks(schema: Mapping, checks: list) -> None:
+def _subschema_failures(key: str, subs: tuple[Schema, ...], indexes: Iterator[int] | range, v: Any,
+                        ctx: DetailContext) -> list:
+    return [{"operatorName": key, "schemasNotSatisfied": [
+        {"index": i, **subs[i].annotations, "details": subs[i].explain(v, ctx)} for i in indexes]}]
+
+
+def _logic_checks(schema: Mapping, rules: list, top: bool) -> None:
     if "allOf" in schema:
         subs_all = _schema_list(schema, "allOf")
-        checks.append(lambda v: all(s(v) for s in subs_all))
+        rules.append(Rule(lambda v: all(s(v) for s in subs_all), lambda v, ctx: _subschema_failures(
+            "allOf", subs_all, (i for i, s in enumerate(subs_all) if not s(v)), v, ctx)))
     if "anyOf" in schema:
         subs_any = _schema_list(schema, "anyOf")
-        checks.append(lambda v: any(s(v) for s in subs_any))
+        rules.append(Rule(lambda v: any(s(v) for s in subs_any), lambda v, ctx: _subschema_failures(
+            "anyOf", subs_any, range(len(subs_any)), v, ctx)))
     if "oneOf" in schema:
         subs_one = _schema_list(schema, "oneOf")
-        checks.append(lambda v: sum(1 for s in subs_one if s(v)) == 1)
+
+        def one_explain(v: Any, ctx: DetailContext) -> list:
+            matching = [i for i, s in enumerate(subs_one) if s(v)]
+            if matching:
+                return [{"operatorName": "oneOf", "reason": "more than one subschema matched",
+                         "matchingSchemaIndexes": matching}]
+            return _subschema_failures("oneOf", subs_one, range(len(subs_one)), v, ctx)
+
+        rules.append(Rule(lambda v: sum(1 for s in subs_one if s(v)) == 1, one_explain))
     if "not" in schema:
         negated = schema["not"]
         if not isinstance(negated, Mapping):
             raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'not' must be an object, but found an element "
                        f"of type {_type_of(negated)}")
         neg = _compile(negated)
-        checks.append(lambda v: not neg(v))
+        # (mongod does not say why the negated schema matched)
+        rules.append(Rule(lambda v: not neg(v), lambda v, ctx: [{"operatorName": "not",
+                                                                  "reason": "child expression matched"}]))
     if "enum" in schema:
         members = schema["enum"]
         if not isinstance(members, list):
@@ -582,5 +834,17 @@ def _logic_checks(schema: Mapping, checks: list) -> None:
                 raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'enum' array cannot contain duplicate values.")
             keys.add(k)
         frozen = frozenset(keys)
+        # at the top level only documents can equal the (stored) document: without one, always false
+        never = top and not any(isinstance(m, Mapping) for m in members)
+
+        def enum_explain(v: Any, ctx: DetailContext) -> list:
+            out = entry("enum", {"enum": members}, ctx)
+            if never:
+                out["reason"] = "expression always evaluates to false"
+            else:
+                out["reason"] = "value was not found in enum"
+                considered(out, [v], False, ctx)
+            return [out]
+
         # membership by identity key: numbers of any type compare by value, documents ignore field order
-        checks.append(lambda v: unordered_key(v) in frozen)
+        rules.append(Rule(lambda v: unordered_key(v) in frozen, enum_explain))
