@@ -338,6 +338,23 @@ SCHEMA_CASES = {
     "top-level enum": ({"enum": [{"a": 1}, 2]}, {"_id": 1, "a": 2},
                        _schema(_kw("enum", {"enum": [{"a": 1}, 2]}, "value was not found in enum",
                                    {"_id": 1, "a": 2}))),
+    "students collection (doc_validation_error.js)": (
+        {"bsonType": "object", "required": ["name", "year", "major", "address"], "properties": {
+            "name": {"bsonType": "string", "description": "must be a string and is required"},
+            "year": {"bsonType": "int", "minimum": 2017, "maximum": 3017, "description": "in [2017, 3017]"},
+            "major": {"enum": ["Math", "English", "Computer Science", "History", None], "description": "enum"},
+            "gpa": {"bsonType": ["double"], "description": "must be a double if the field exists"},
+            "address": {"bsonType": "object", "required": ["city"], "properties": {
+                "street": {"bsonType": "string", "description": "must be a string if the field exists"},
+                "city": {"bsonType": "string", "description": "must be a string and is required"}}}}},
+        {"year": 2020, "major": "Software Engineering", "gpa": 5.0, "address": {"city": "NYC", "street": 5}},
+        _schema(_props(
+            _prop("major", _kw("enum", {"enum": ["Math", "English", "Computer Science", "History", None]},
+                               "value was not found in enum", "Software Engineering"), description="enum"),
+            _prop("address", _props(_prop("street", _kw("bsonType", {"bsonType": "string"}, "type did not match", 5,
+                                                        consideredType="int"),
+                                          description="must be a string if the field exists")))),
+            _kw("required", {"required": ["name", "year", "major", "address"]}, missingProperties=["name"]))),
     "title and description at the root": (
         {"title": "T", "description": "D", "required": ["a"]}, {"b": 1},
         {"operatorName": "$jsonSchema", "title": "T", "description": "D", "schemaRulesNotSatisfied": [
@@ -374,15 +391,18 @@ def test_update_gets_the_details_of_the_updated_document(db):
 
 
 def test_warn_action_logs_the_details(db, client):
-    db.create_collection("c", validator={"a": {"$gt": 1}}, validationAction="warn")
-    db.c.insert_one({"_id": "warned", "a": 0})  # accepted
-    assert db.c.count_documents({}) == 1
+    # doc_validation_options.js: a bad update in 'warn' mode is applied and logged once (20294)
+    db.create_collection("c", validator={"a": 1})
+    db.c.insert_one({"_id": 1, "a": 1})
+    db.command("collMod", "c", validationAction="warn")
+    db.c.update_one({}, {"$set": {"a": 2}})
+    assert db.c.count_documents({"a": 2}) == 1
     lines = [json.loads(line) for line in client.admin.command({"getLog": "global"})["log"]]
     mine = [e for e in lines if e.get("id") == 20294 and e["attr"].get("namespace") == f"{db.name}.c"]
-    assert mine, "no 'Document would fail validation' warning"
-    assert mine[-1]["s"] == "W" and mine[-1]["msg"] == "Document would fail validation"
-    assert mine[-1]["attr"]["errInfo"]["details"] == {
-        "operatorName": "$gt", "specifiedAs": {"a": {"$gt": 1}}, "reason": "comparison failed", "consideredValue": 0}
+    assert len(mine) == 1, mine
+    assert mine[0]["s"] == "W" and mine[0]["msg"] == "Document would fail validation"
+    assert mine[0]["attr"]["errInfo"] == {"failingDocumentId": 1, "details": {
+        "operatorName": "$eq", "specifiedAs": {"a": 1}, "reason": "comparison failed", "consideredValue": 2}}
 
 
 def test_direct_bucket_insert_gets_the_details(db):
