@@ -355,6 +355,64 @@ SCHEMA_CASES = {
                                                         consideredType="int"),
                                           description="must be a string if the field exists")))),
             _kw("required", {"required": ["name", "year", "major", "address"]}, missingProperties=["name"]))),
+    "property title and description": (
+        {"properties": {"a": {"type": "string", "maxLength": 4, "title": "property a",
+                              "description": "a max length is 4"}}}, {"a": "foo, bar, baz"},
+        _schema(_props(_prop("a", _kw("maxLength", {"maxLength": 4}, "specified string length was not satisfied",
+                                      "foo, bar, baz"), title="property a", description="a max length is 4")))),
+    "pattern on a non-string with its type: only the type": (
+        {"properties": {"a": {"type": "string", "pattern": "^S"}}}, {"a": 1},
+        _schema(_props(_prop("a", _kw("type", {"type": "string"}, "type did not match", 1, consideredType="int"))))),
+    "required missing with type: neither the keyword nor the type": (
+        {"required": ["a"], "properties": {"a": {"type": "string", "minLength": 1}}}, {},
+        _schema(_kw("required", {"required": ["a"]}, missingProperties=["a"]))),
+    "maxLength with required and type": (
+        {"properties": {"a": {"maxLength": 2, "bsonType": "string"}}, "required": ["a", "b"]}, {"a": "aaaa", "b": 1},
+        _schema(_props(_prop("a", _kw("maxLength", {"maxLength": 2}, "specified string length was not satisfied",
+                                      "aaaa"))))),
+    "additionalProperties false names _id too": (
+        {"properties": {"b": {"type": "number"}}, "additionalProperties": False}, {"_id": 0, "a": 1, "b": 2},
+        _schema({"operatorName": "additionalProperties", "specifiedAs": {"additionalProperties": False},
+                 "additionalProperties": ["_id", "a"]})),
+    "additionalProperties false at two levels": (
+        {"additionalProperties": False, "properties": {"_id": {}, "a": {"type": "object",
+                                                                        "additionalProperties": False}}},
+        {"_id": 1, "a": {"b": 1}, "c": 1},
+        _schema(_props(_prop("a", {"operatorName": "additionalProperties",
+                                   "specifiedAs": {"additionalProperties": False}, "additionalProperties": ["b"]})),
+                {"operatorName": "additionalProperties", "specifiedAs": {"additionalProperties": False},
+                 "additionalProperties": ["c"]})),
+    "patternProperties recursive": (
+        {"patternProperties": {"^a": {"patternProperties": {"b+": {"type": "string"}}}}}, {"a": {"bbbbb": 1}},
+        _schema({"operatorName": "patternProperties", "details": [{"propertyName": "a", "regexMatched": "^a",
+                                                                   "details": [{
+            "operatorName": "patternProperties", "details": [{"propertyName": "bbbbb", "regexMatched": "b+",
+                                                              "details": [_kw("type", {"type": "string"},
+                                                                              "type did not match", 1,
+                                                                              consideredType="int")]}]}]}]})),
+    "schema dependency and property dependency": (
+        {"dependencies": {"a": {"properties": {"b": {"type": "number"}}}, "b": ["a", "c"]}},
+        {"a": [0, 1, 2, 3], "b": "foo"},
+        _schema({"operatorName": "dependencies", "failingDependencies": [
+            {"conditionalProperty": "a", "details": [_props(_prop("b", _kw(
+                "type", {"type": "number"}, "type did not match", "foo", consideredType="string")))]},
+            {"conditionalProperty": "b", "missingProperties": ["c"]}]})),
+    "items and additionalItems both fail": (
+        {"properties": {"a": {"type": "array", "items": [{"type": "number"}, {"type": "string"}],
+                              "additionalItems": {"type": "object", "description": "only extra documents"}}}},
+        {"a": ["1", 2, {}, {"b": 1}, "Fail"]},
+        _schema(_props(_prop("a", {"operatorName": "items", "details": [
+            {"itemIndex": 0, "details": [_kw("type", {"type": "number"}, "type did not match", "1",
+                                             consideredType="string")]},
+            {"itemIndex": 1, "details": [_kw("type", {"type": "string"}, "type did not match", 2,
+                                             consideredType="int")]}]},
+            {"operatorName": "additionalItems", "description": "only extra documents",
+             "reason": "At least one additional item did not match the sub-schema", "itemIndex": 4,
+             "details": [_kw("type", {"type": "object"}, "type did not match", "Fail", consideredType="string")]})))),
+    "top-level minProperties counts _id": (
+        {"minProperties": 10}, {"_id": 1, "a": 1, "b": 2, "c": 3},
+        _schema(_kw("minProperties", {"minProperties": 10}, "specified number of properties was not satisfied",
+                    numberOfProperties=4))),
     "title and description at the root": (
         {"title": "T", "description": "D", "required": ["a"]}, {"b": 1},
         {"operatorName": "$jsonSchema", "title": "T", "description": "D", "schemaRulesNotSatisfied": [
