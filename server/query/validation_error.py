@@ -14,7 +14,8 @@ Limits (mongod's): at most ``MAX_CONSIDERED_VALUES`` considered values (``consid
 an error past 12 MiB is generated again without ``specifiedAs``/``consideredValue(s)`` (``truncated:
 true``), and past it still only ``{failingDocumentId, note: "detailed error was too large"}``; an error
 nested deeper than the BSON depth limit less 10 is ``{reason: "generated error was too deeply nested",
-truncated: true}``; an internal failure is ``note: "failed to generate document validation error"``.
+truncated: true}``; a failure while explaining is ``note: "failed to generate document validation error"``
+(with the error's code when it is a MongoError): the write still answers 121.
 """
 
 from __future__ import annotations
@@ -375,6 +376,8 @@ def validation_error_info(spec: Mapping, doc: dict, *, collation: Any = None) ->
         except MongoError as exc:
             return {**failing_id, "note": "failed to generate document validation error",
                     "details": {"code": exc.code, "codeName": exc.code_name, "errmsg": exc.message}}
+        except Exception:  # (an explanation must never turn a refusal into a server error)
+            return {**failing_id, "note": "failed to generate document validation error"}
         info = {**failing_id, **({"truncated": True} if truncate else {}), "details": details}
         if _depth(info) > MAX_ERROR_DEPTH:
             return {"reason": "generated error was too deeply nested", "truncated": True}

@@ -186,3 +186,14 @@ def test_expressions_that_throw_explain_the_error():
     # under $nor a throwing clause explains itself too
     nor = validation_error_info({"$nor": [{"$expr": {"$divide": [10, 0]}}]}, {})["details"]
     assert nor["clausesSatisfied"][0]["details"]["reason"] == "failed to evaluate aggregation expression"
+
+
+def test_a_failure_while_explaining_still_answers_with_the_document_id(monkeypatch):
+    from tidemark.query import validation_error
+
+    def broken(self, g, inverted):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(validation_error._Leaf, "explain", broken)
+    assert validation_error_info({"a": 1}, {"_id": 3, "a": 2}) == {
+        "failingDocumentId": 3, "note": "failed to generate document validation error"}
