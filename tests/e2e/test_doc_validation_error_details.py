@@ -413,6 +413,21 @@ SCHEMA_CASES = {
         {"minProperties": 10}, {"_id": 1, "a": 1, "b": 2, "c": 3},
         _schema(_kw("minProperties", {"minProperties": 10}, "specified number of properties was not satisfied",
                     numberOfProperties=4))),
+    "allOf over oneOf": (
+        {"properties": {"a": {"allOf": [{"bsonType": "int"}, {"oneOf": [{"minimum": 1}, {"enum": [6, 7, 8]}]}]}}},
+        {"a": 0},
+        _schema(_props(_prop("a", {"operatorName": "allOf", "schemasNotSatisfied": [{"index": 1, "details": [{
+            "operatorName": "oneOf", "schemasNotSatisfied": [
+                {"index": 0, "details": [_kw("minimum", {"minimum": 1}, "comparison failed", 0)]},
+                {"index": 1, "details": [_kw("enum", {"enum": [6, 7, 8]}, "value was not found in enum",
+                                             0)]}]}]}]})))),
+    "first duplicate item": ({"properties": {"a": {"type": "array", "uniqueItems": True}}}, {"a": [1, 2, 3, 3, 4, 4]},
+                             _schema(_props(_prop("a", _kw("uniqueItems", {"uniqueItems": True},
+                                                           "found a duplicate item", [1, 2, 3, 3, 4, 4],
+                                                           duplicatedValue=3))))),
+    "not inside a property": ({"properties": {"a": {"not": {}}}}, {"a": "foo"},
+                              _schema(_props(_prop("a", {"operatorName": "not",
+                                                         "reason": "child expression matched"})))),
     "title and description at the root": (
         {"title": "T", "description": "D", "required": ["a"]}, {"b": 1},
         {"operatorName": "$jsonSchema", "title": "T", "description": "D", "schemaRulesNotSatisfied": [
