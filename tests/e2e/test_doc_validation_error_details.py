@@ -428,6 +428,17 @@ SCHEMA_CASES = {
     "not inside a property": ({"properties": {"a": {"not": {}}}}, {"a": "foo"},
                               _schema(_props(_prop("a", {"operatorName": "not",
                                                          "reason": "child expression matched"})))),
+    "anyOf over allOf": (
+        {"anyOf": [{"allOf": [{"properties": {"d": {"type": "string", "minLength": 3}, "e": {"maxLength": 10}}}]},
+                   {"allOf": [{"properties": {"a": {"type": "number", "maximum": 3},
+                                              "c": {"type": "number", "enum": [1, 2, 3]}}}]}]},
+        {"a": 0, "c": 0, "d": "foobar", "e": "a string that is over ten characters"},
+        _schema({"operatorName": "anyOf", "schemasNotSatisfied": [
+            {"index": 0, "details": [{"operatorName": "allOf", "schemasNotSatisfied": [{"index": 0, "details": [
+                _props(_prop("e", _kw("maxLength", {"maxLength": 10}, "specified string length was not satisfied",
+                                      "a string that is over ten characters")))]}]}]},
+            {"index": 1, "details": [{"operatorName": "allOf", "schemasNotSatisfied": [{"index": 0, "details": [
+                _props(_prop("c", _kw("enum", {"enum": [1, 2, 3]}, "value was not found in enum", 0)))]}]}]}]})),
     "title and description at the root": (
         {"title": "T", "description": "D", "required": ["a"]}, {"b": 1},
         {"operatorName": "$jsonSchema", "title": "T", "description": "D", "schemaRulesNotSatisfied": [

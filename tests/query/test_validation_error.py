@@ -197,3 +197,20 @@ def test_a_failure_while_explaining_still_answers_with_the_document_id(monkeypat
     monkeypatch.setattr(validation_error._Leaf, "explain", broken)
     assert validation_error_info({"a": 1}, {"_id": 3, "a": 2}) == {
         "failingDocumentId": 3, "note": "failed to generate document validation error"}
+
+
+def _encrypt_details(schema: dict, value) -> list:
+    details = validation_error_info({"$jsonSchema": schema}, {"_id": 1, "a": value})["details"]
+    return details["schemaRulesNotSatisfied"][0]["propertiesNotSatisfied"][0]["details"]
+
+
+def test_encrypt_explains_plaintext_and_a_wrong_encrypted_type():
+    from bson.binary import Binary
+
+    schema = {"bsonType": "object", "properties": {"a": {"encrypt": {"bsonType": "number"}}}}
+    assert _encrypt_details(schema, "foo") == [{"operatorName": "encrypt", "reason": "value was not encrypted"}]
+    assert _encrypt_details(schema, Binary(b"abc", 0)) == [
+        {"operatorName": "encrypt", "reason": "value was not encrypted"}]
+    # an FLE1 deterministic blob whose header names a string (type 2): encrypted, of the wrong type
+    blob = Binary(bytes([1]) + bytes(16) + bytes([2]), 6)
+    assert _encrypt_details(schema, blob) == [{"operatorName": "encrypt", "reason": "encrypted value has wrong type"}]
