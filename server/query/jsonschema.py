@@ -19,7 +19,8 @@ whose header names one of those types), description/title (strings, otherwise ig
 ``$ref``, ``$schema``, ``default``, ``definitions``, ``format``, ``id`` -> 9 "... is not currently
 supported"; anything else -> 9 "Unknown $jsonSchema keyword: x".
 
-Parsing follows mongod's JSON Schema parser step for step (keyword names, then description/title,
+The keywords are rules (``jsonschema_rules``: a check and its explanation); the object keywords are
+built in ``jsonschema_objects``. Parsing follows mongod's JSON Schema parser step for step (keyword names, then description/title,
 type/bsonType/encrypt conflicts, the type set, scalar, array, encryption, object and logical keywords),
 so that a schema with several faults reports the fault mongod reports, with its code and message.
 """
@@ -30,7 +31,7 @@ import contextlib
 import contextvars
 import decimal
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -38,65 +39,30 @@ from bson import Decimal128
 from bson.binary import Binary
 
 from tidemark.protocol.errors import ErrorCode, MongoError
+from tidemark.query.jsonschema_objects import object_checks
+from tidemark.query.jsonschema_rules import (
+    Check,
+    Explain,
+    Restriction,
+    Rule,
+    Schema,
+    bad,
+    failure,
+    non_negative_long,
+    schema_annotations,
+    size_check,
+    type_of,
+    unordered_key,
+)
 from tidemark.query.match_regex import compile_regex, matches
 from tidemark.query.validation_detail import DetailContext, considered, entry, type_names
-from tidemark.query.value_repr import bson_repr
-from tidemark.query.values import TYPE_ALIASES, bson_type_name, bson_type_number, compare, is_number, sort_key
+from tidemark.query.values import TYPE_ALIASES, bson_type_number, compare, is_number
+
+CompiledSchema = Schema
+_NUMBER_TYPES = frozenset({1, 16, 18, 19})
 
 __all__ = ["compile_schema", "validate", "explain_schema", "CompiledSchema", "Schema", "unordered_key",
            "encrypt_keywords_refused"]
-
-Check = Callable[[Any], bool]
-# A failed rule's details: the value it failed on and the detail context -> its entries (mongod's order)
-Explain = Callable[[Any, DetailContext], list]
-# what a rule constrains: a BSON type number, "number", or None (every value)
-Restriction = int | str | None
-_NUMBER_TYPES = frozenset({1, 16, 18, 19})
-
-
-class Rule:
-    """One keyword of a (sub)schema: ``check(v)`` and, where it fails, ``explain(v, ctx)``."""
-
-    __slots__ = ("check", "explain", "restriction")
-
-    def __init__(self, check: Check, explain: Explain, restriction: Restriction = None):
-        self.check = check
-        self.explain = explain
-        self.restriction = restriction
-
-
-class Schema:
-    """A compiled (sub)schema: ``schema(v)`` is whether ``v`` satisfies it; ``explain(v, ctx)`` lists the
-    rules ``v`` fails, in the order mongod's parser builds them (the type keyword last).
-
-    ``always_false``: a top-level schema whose type excludes objects (nothing stored can match)."""
-
-    __slots__ = ("rules", "checks", "annotations", "always_false")
-
-    def __init__(self, rules: list[Rule], first: Rule | None, annotations: dict, always_false: bool = False):
-        self.rules = tuple(rules)
-        # the type test runs first when matching (the cheapest), last when explaining (mongod's order)
-        self.checks = tuple(([first.check] if first is not None else []) + [r.check for r in rules if r is not first])
-        self.annotations = annotations
-        self.always_false = always_false
-
-    def __call__(self, v: Any) -> bool:
-        if self.always_false:
-            return False
-        for check in self.checks:
-            if not check(v):
-                return False
-        return True
-
-    def explain(self, v: Any, ctx: DetailContext) -> list:
-        out: list = []
-        for rule in self.rules:
-            if not rule.check(v):
-                out.extend(rule.explain(v, ctx))
-        return out
-
-
-CompiledSchema = Schema
 
 _KEYWORDS = frozenset({
     "additionalItems", "additionalProperties", "allOf", "anyOf", "bsonType", "dependencies", "description",
@@ -112,7 +78,6 @@ _ENCRYPT_ALGORITHMS = frozenset({"AEAD_AES_256_CBC_HMAC_SHA_512-Deterministic",
                                  "AEAD_AES_256_CBC_HMAC_SHA_512-Random"})
 _ENCRYPT_SUBTYPE = 6
 _FLE1_BLOB_SUBTYPES = frozenset({1, 2})  # deterministic, random: [subtype][key UUID x16][original BSON type]
-_INT64_LIMIT = 2 ** 63
 # Whether 'encrypt'/'encryptMetadata' may be parsed here: mongod drops kEncryptKeywords from the allowed
 # features of a validator whose action is 'warn' or level 'moderate' (plaintext must not reach its logs).
 _ENCRYPT_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_encrypt_allowed", default=True)
@@ -154,47 +119,20 @@ def explain_schema(compiled: CompiledSchema, schema: Mapping, doc: Mapping, ctx:
             "schemaRulesNotSatisfied": compiled.explain(doc, ctx)}
 
 
-def _annotations(schema: Mapping) -> dict:
-    """A schema's title and description, which mongod repeats in the details of its failures."""
-    return {k: schema[k] for k in ("title", "description") if k in schema}
-
-
-def unordered_key(v: Any) -> Any:
-    """A hashable identity of ``v`` under BSON equality where embedded documents compare ignoring
-    field order (mongod's UnorderedFieldsBSONElementComparator: ``enum``, ``uniqueItems``)."""
-    if isinstance(v, Mapping):
-        return ("\x03doc", tuple(sorted((k, unordered_key(x)) for k, x in v.items())))
-    if isinstance(v, list):
-        return ("\x04arr", tuple(unordered_key(x) for x in v))
-    return sort_key(v)
-
-
-def _bad(code: int, msg: str) -> MongoError:
-    return MongoError(code, msg)
-
-
-def _type_of(v: Any) -> str:
-    """mongod's name of a value's BSON type in parse errors ("double", "string", "object", ...)."""
-    try:
-        return bson_type_name(v)
-    except (TypeError, KeyError):
-        return type(v).__name__
-
-
 def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
     for key in schema:
         if key not in _KEYWORDS:
             if key in _UNSUPPORTED:
-                raise _bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' is not currently supported")
-            raise _bad(ErrorCode.FailedToParse, f"Unknown $jsonSchema keyword: {key}")
+                raise bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' is not currently supported")
+            raise bad(ErrorCode.FailedToParse, f"Unknown $jsonSchema keyword: {key}")
     for key in ("description", "title"):
         if key in schema and type(schema[key]) is not str:
-            raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be of type string")
+            raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be of type string")
     if "type" in schema and "bsonType" in schema:
-        raise _bad(ErrorCode.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'")
+        raise bad(ErrorCode.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'")
     for key in ("type", "bsonType"):
         if key in schema and "encrypt" in schema:
-            raise _bad(ErrorCode.FailedToParse,
+            raise bad(ErrorCode.FailedToParse,
                        f"$jsonSchema keyword 'encrypt' cannot be used in conjunction with '{key}', "
                        "'encrypt' implies type 'bsonType::BinData'")
 
@@ -206,7 +144,7 @@ def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
         all_numbers, numbers = _type_set(schema[key], key, _JSON_TYPES if key == "type" else TYPE_ALIASES)
         if top:
             if 3 not in numbers:  # only documents are stored: the whole schema matches nothing
-                return Schema([], None, _annotations(schema), always_false=True)
+                return Schema([], None, schema_annotations(schema), always_false=True)
         else:
             type_rule = _type_rule(key, schema[key], all_numbers, numbers)
         if all_numbers and not numbers:
@@ -218,36 +156,14 @@ def _compile(schema: Mapping, *, top: bool = False) -> CompiledSchema:
     _scalar_checks(schema, rules, top)
     _array_checks(schema, rules)
     _encrypt_checks(schema, rules)
-    _object_checks(schema, rules)
+    object_checks(schema, rules, _compile)
     _logic_checks(schema, rules, top)
     if stated is not None:
         rules = [r for r in rules if r.restriction is None or r.restriction == stated
                  or (r.restriction == "number" and (stated == "number" or stated in _NUMBER_TYPES))]
     if type_rule is not None:
         rules.append(type_rule)
-    return Schema(rules, type_rule, _annotations(schema))
-
-
-def _failure(name: str, spec: dict, reason: str) -> Explain:
-    """A keyword failing on the value at its path: operatorName, specifiedAs, reason, consideredValue."""
-
-    def explain(v: Any, ctx: DetailContext) -> list:
-        out = entry(name, spec, ctx)
-        out["reason"] = reason
-        considered(out, [v], False, ctx)
-        return [out]
-
-    return explain
-
-
-def _size_check(kind: type[Any], op: Callable[[int, int], bool], n: int) -> Check:
-    """minLength/maxLength, minItems/maxItems, minProperties/maxProperties: the size of a value of
-    their kind (a str counts code points, as BSON strings count them)."""
-
-    def size_ok(v: Any) -> bool:
-        return not isinstance(v, kind) or op(len(v), n)
-
-    return size_ok
+    return Schema(rules, type_rule, schema_annotations(schema))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -262,29 +178,29 @@ def _type_set(raw: Any, key: str, aliases: Mapping[str, int | str]) -> tuple[boo
         names = []
         for name in raw:
             if type(name) is not str:
-                raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' array elements must be strings")
+                raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' array elements must be strings")
             if name == "integer":
-                raise _bad(ErrorCode.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
+                raise bad(ErrorCode.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
             if name in names:
-                raise _bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' has duplicate value: {name}")
+                raise bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' has duplicate value: {name}")
             names.append(name)
     else:
-        raise _bad(ErrorCode.TypeMismatch,
+        raise bad(ErrorCode.TypeMismatch,
                    f"$jsonSchema keyword '{key}' must be either a string or an array of strings")
     if names == ["integer"]:
-        raise _bad(ErrorCode.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
+        raise bad(ErrorCode.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
     all_numbers = False
     numbers: set[int] = set()
     for name in sorted(names):  # mongod walks a sorted set: the first unknown alias in that order
         if name not in aliases:
-            raise _bad(ErrorCode.BadValue, f"Unknown type name alias: {name}")
+            raise bad(ErrorCode.BadValue, f"Unknown type name alias: {name}")
         t = aliases[name]
         if t == "number":
             all_numbers = True
         else:
             numbers.add(int(t))
     if not all_numbers and not numbers:
-        raise _bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' must name at least one type")
+        raise bad(ErrorCode.FailedToParse, f"$jsonSchema keyword '{key}' must name at least one type")
     return all_numbers, frozenset(numbers)
 
 
@@ -305,32 +221,6 @@ def _type_rule(key: str, raw: Any, all_numbers: bool, numbers: frozenset[int]) -
         return [out]
 
     return Rule(type_ok, explain)
-
-
-def _non_negative_long(key: str, v: Any) -> int:
-    """mongod's parseIntegerElementToNonNegativeLong (minLength, maxItems, minProperties ...)."""
-    shown = f"{key}: {bson_repr(v)}"
-    if not is_number(v):
-        raise _bad(ErrorCode.FailedToParse, f"Expected a number in: {shown}")
-    if isinstance(v, float):
-        if math.isinf(v) or (v == v and not -_INT64_LIMIT <= v < _INT64_LIMIT):
-            raise _bad(ErrorCode.FailedToParse, f"Cannot represent as a 64-bit integer: {shown}")
-        if v != v or v != math.floor(v):
-            raise _bad(ErrorCode.FailedToParse, f"Expected an integer: {shown}")
-        n = int(v)
-    elif isinstance(v, Decimal128):
-        d = v.to_decimal()
-        if not d.is_finite() or not -_INT64_LIMIT <= d < _INT64_LIMIT:
-            raise _bad(ErrorCode.FailedToParse, f"Cannot represent as a 64-bit integer: {shown}")
-        if d != d.to_integral_value():
-            raise _bad(ErrorCode.FailedToParse, f"Expected an integer: {shown}")
-        n = int(d)
-    else:
-        n = int(v)
-    if n < 0:
-        # BSONElement::parseIntegerElementToNonNegativeLong's text
-        raise _bad(ErrorCode.FailedToParse, f"Expected a positive number in: {shown}")
-    return n
 
 
 def _as_decimal(v: Any) -> decimal.Decimal:
@@ -363,40 +253,40 @@ def _scalar_checks(schema: Mapping, rules: list, top: bool) -> None:
     if "pattern" in schema:
         pattern = schema["pattern"]
         if type(pattern) is not str:
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'pattern' must be a string")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'pattern' must be a string")
         if not top:  # mongod compiles no regex where the keyword cannot apply (the document is an object)
             rx = compile_regex(pattern, "")
             rules.append(Rule(lambda v: type(v) is not str or matches(rx, v),
-                              _failure("pattern", {"pattern": pattern}, "regular expression did not match"), 2))
+                              failure("pattern", {"pattern": pattern}, "regular expression did not match"), 2))
     for key, op in (("maxLength", int.__le__), ("minLength", int.__ge__)):
         if key in schema:
-            n = _non_negative_long(key, schema[key])
+            n = non_negative_long(key, schema[key])
             # BSON strings count UTF-8 code points, which is what len() of a str counts
-            rules.append(Rule(_size_check(str, op, n),
-                              _failure(key, {key: schema[key]}, "specified string length was not satisfied"), 2))
+            rules.append(Rule(size_check(str, op, n),
+                              failure(key, {key: schema[key]}, "specified string length was not satisfied"), 2))
     if "multipleOf" in schema:
         m = schema["multipleOf"]
         if not is_number(m):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'multipleOf' must be a number")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'multipleOf' must be a number")
         divisor = _as_decimal(m)
         if divisor.is_signed() or divisor.is_zero():
-            raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'multipleOf' must have a positive value")
-        rules.append(Rule(_multiple_of_check(divisor), _failure(
+            raise bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'multipleOf' must have a positive value")
+        rules.append(Rule(_multiple_of_check(divisor), failure(
             "multipleOf", {"multipleOf": m}, "considered value is not a multiple of the specified value"), "number"))
     for key, excl_key, sign in (("maximum", "exclusiveMaximum", -1), ("minimum", "exclusiveMinimum", 1)):
         if key not in schema:
             if excl_key in schema:
-                raise _bad(ErrorCode.FailedToParse,
+                raise bad(ErrorCode.FailedToParse,
                            f"$jsonSchema keyword '{key}' must be a present if {excl_key} is present")
             continue
         exclusive = schema.get(excl_key, False)
         if not isinstance(exclusive, bool):
-            raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{excl_key}' must be a boolean")
+            raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{excl_key}' must be a boolean")
         bound = schema[key]
         if not is_number(bound):
-            raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be a number")
+            raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be a number")
         spec = {key: bound, excl_key: True} if exclusive else {key: bound}
-        rules.append(Rule(_bound_check(bound, sign, exclusive), _failure(key, spec, "comparison failed"), "number"))
+        rules.append(Rule(_bound_check(bound, sign, exclusive), failure(key, spec, "comparison failed"), "number"))
 
 
 def _bound_check(bound: Any, sign: int, exclusive: bool) -> Check:
@@ -416,7 +306,7 @@ def _bound_check(bound: Any, sign: int, exclusive: bool) -> Check:
 def _array_checks(schema: Mapping, rules: list) -> None:
     for key, op in (("minItems", int.__ge__), ("maxItems", int.__le__)):
         if key in schema:
-            n = _non_negative_long(key, schema[key])
+            n = non_negative_long(key, schema[key])
 
             def items_explain(v: Any, ctx: DetailContext, key: str = key) -> list:
                 out = entry(key, {key: schema[key]}, ctx)
@@ -425,11 +315,11 @@ def _array_checks(schema: Mapping, rules: list) -> None:
                 out["numberOfItems"] = len(v)
                 return [out]
 
-            rules.append(Rule(_size_check(list, op, n), items_explain, 4))
+            rules.append(Rule(size_check(list, op, n), items_explain, 4))
     if "uniqueItems" in schema:
         unique = schema["uniqueItems"]
         if not isinstance(unique, bool):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'uniqueItems' must be a boolean")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'uniqueItems' must be a boolean")
         if unique:
             rules.append(Rule(lambda v: not isinstance(v, list) or _first_duplicate(v) is None, _unique_explain, 4))
     tuple_len: int | None = None  # where additionalItems starts: only when items is an array
@@ -439,8 +329,8 @@ def _array_checks(schema: Mapping, rules: list) -> None:
             subs = []
             for sub in items:
                 if not isinstance(sub, Mapping):
-                    raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'items' requires that each element "
-                               f"of the array is an object, but found a {_type_of(sub)}")
+                    raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'items' requires that each element "
+                               f"of the array is an object, but found a {type_of(sub)}")
                 subs.append(_compile(sub))
             tuple_checks = tuple(subs)
             tuple_len = len(tuple_checks)
@@ -457,8 +347,8 @@ def _array_checks(schema: Mapping, rules: list) -> None:
             rules.append(Rule(lambda v: not isinstance(v, list) or all(each(x) for x in v),
                               _items_explain("items", each, 0, "At least one item did not match the sub-schema"), 4))
         else:
-            raise _bad(ErrorCode.TypeMismatch,
-                       f"$jsonSchema keyword 'items' must be an array or an object, not {_type_of(items)}")
+            raise bad(ErrorCode.TypeMismatch,
+                       f"$jsonSchema keyword 'items' must be an array or an object, not {type_of(items)}")
     if "additionalItems" in schema:
         extra = schema["additionalItems"]
         if isinstance(extra, bool):
@@ -466,8 +356,8 @@ def _array_checks(schema: Mapping, rules: list) -> None:
         elif isinstance(extra, Mapping):
             extra_check = _compile(extra)
         else:
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'additionalItems' must be either an object "
-                       f"or a boolean, but got a {_type_of(extra)}")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'additionalItems' must be either an object "
+                       f"or a boolean, but got a {type_of(extra)}")
         if tuple_len is not None and extra is not True:
             start = tuple_len
             if extra_check is None:  # additionalItems: false
@@ -521,40 +411,40 @@ def _items_explain(name: str, sub: Schema, start: int, reason: str) -> Explain:
 def _idl_fields(value: Mapping, name: str, allowed: frozenset[str]) -> None:
     for field in value:
         if field not in allowed:
-            raise _bad(ErrorCode.IDLUnknownField, f"BSON field '{name}.{field}' is an unknown field.")
+            raise bad(ErrorCode.IDLUnknownField, f"BSON field '{name}.{field}' is an unknown field.")
     algorithm = value.get("algorithm")
     if algorithm is not None:
         if type(algorithm) is not str:
-            raise _bad(ErrorCode.TypeMismatch, f"BSON field '{name}.algorithm' is the wrong type "
-                       f"'{_type_of(algorithm)}', expected type 'string'")
+            raise bad(ErrorCode.TypeMismatch, f"BSON field '{name}.algorithm' is the wrong type "
+                       f"'{type_of(algorithm)}', expected type 'string'")
         if algorithm not in _ENCRYPT_ALGORITHMS:
-            raise _bad(ErrorCode.BadValue,
+            raise bad(ErrorCode.BadValue,
                        f"Enumeration value '{algorithm}' for field '{name}.algorithm' is not a valid value.")
     key_id = value.get("keyId")
     if key_id is not None and type(key_id) is not str and not isinstance(key_id, list):
-        raise _bad(ErrorCode.TypeMismatch, f"BSON field '{name}.keyId' is the wrong type "
-                   f"'{_type_of(key_id)}', expected types '[string, array]'")
+        raise bad(ErrorCode.TypeMismatch, f"BSON field '{name}.keyId' is the wrong type "
+                   f"'{type_of(key_id)}', expected types '[string, array]'")
 
 
 def _encrypt_checks(schema: Mapping, rules: list) -> None:
     if ("encrypt" in schema or "encryptMetadata" in schema) and not _ENCRYPT_ALLOWED.get():
-        raise _bad(ErrorCode.QueryFeatureNotAllowed,
+        raise bad(ErrorCode.QueryFeatureNotAllowed,
                    "Encryption-related validator keywords are not allowed in this context")
     if "encrypt" in schema and "encryptMetadata" in schema:
-        raise _bad(ErrorCode.FailedToParse,
+        raise bad(ErrorCode.FailedToParse,
                    "Cannot specify both $jsonSchema keywords 'encrypt' and 'encryptMetadata'")
     if "encryptMetadata" in schema:
         meta = schema["encryptMetadata"]
         if not isinstance(meta, Mapping):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'encryptMetadata' must be an object ")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'encryptMetadata' must be an object ")
         if not meta:
-            raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'encryptMetadata' cannot be an empty object ")
+            raise bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'encryptMetadata' cannot be an empty object ")
         _idl_fields(meta, "encryptMetadata", frozenset({"algorithm", "keyId"}))
     if "encrypt" not in schema:
         return
     info = schema["encrypt"]
     if not isinstance(info, Mapping):
-        raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'encrypt' must be an object ")
+        raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'encrypt' must be an object ")
     _idl_fields(info, "encrypt", frozenset({"algorithm", "bsonType", "keyId"}))
 
     def encrypted(v: Any) -> bool:
@@ -576,211 +466,20 @@ def _encrypt_checks(schema: Mapping, rules: list) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# objects
-# --------------------------------------------------------------------------------------------------
-
-def _required(schema: Mapping) -> list[str]:
-    req = schema["required"]
-    if not isinstance(req, list):
-        raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'required' must be an array, but found an "
-                   f"element of type {_type_of(req)}")
-    for name in req:
-        if type(name) is not str:
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'required' must be an array of strings, but "
-                       f"found an element of type: {_type_of(name)}")
-    if not req:
-        raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'required' cannot be an empty array")
-    if len(set(req)) != len(req):
-        raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'required' array cannot contain duplicate values")
-    return req
-
-
-def _object_checks(schema: Mapping, rules: list) -> None:
-    req = _required(schema) if "required" in schema else []
-    props: dict[str, Schema] = {}
-    if "properties" in schema:
-        raw_props = schema["properties"]
-        if not isinstance(raw_props, Mapping):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'properties' must be an object")
-        for name, sub in raw_props.items():
-            if not isinstance(sub, Mapping):
-                raise _bad(ErrorCode.TypeMismatch, f"Nested schema for $jsonSchema property '{name}' must be an object")
-            props[name] = _compile(sub)
-        prop_items = tuple(props.items())
-
-        def props_ok(v: Any) -> bool:
-            if not isinstance(v, Mapping):
-                return True
-            for k, check in prop_items:
-                if k in v and not check(v[k]):
-                    return False
-            return True
-
-        def props_explain(v: Any, ctx: DetailContext) -> list:
-            failed = []
-            for k, check in prop_items:
-                if k in v and not check(v[k]):
-                    details = check.explain(v[k], ctx)
-                    if details:  # (a property whose failures explain nothing is left out, as in mongod)
-                        failed.append({"propertyName": k, **check.annotations, "details": details})
-            return [{"operatorName": "properties", "propertiesNotSatisfied": failed}] if failed else []
-
-        rules.append(Rule(props_ok, props_explain, 3))
-    if "patternProperties" in schema or "additionalProperties" in schema:
-        rules.append(_allowed_properties(schema, frozenset(props)))
-    if req:
-        req_t = tuple(req)
-
-        def required_explain(v: Any, ctx: DetailContext) -> list:
-            out = entry("required", {"required": req}, ctx)
-            out["missingProperties"] = sorted(r for r in req_t if r not in v)
-            return [out]
-
-        rules.append(Rule(lambda v: not isinstance(v, Mapping) or all(r in v for r in req_t), required_explain, 3))
-    for key, op in (("minProperties", int.__ge__), ("maxProperties", int.__le__)):
-        if key in schema:
-            n = _non_negative_long(key, schema[key])
-
-            def count_explain(v: Any, ctx: DetailContext, key: str = key) -> list:
-                out = entry(key, {key: schema[key]}, ctx)
-                out["reason"] = "specified number of properties was not satisfied"
-                out["numberOfProperties"] = len(v)
-                return [out]
-
-            rules.append(Rule(_size_check(Mapping, op, n), count_explain, 3))
-    if "dependencies" in schema:
-        rules.append(_dependencies(schema["dependencies"]))
-
-
-def _allowed_properties(schema: Mapping, named: frozenset[str]) -> Rule:
-    """patternProperties and additionalProperties: each field matching a pattern satisfies that
-    pattern's schema; a field neither named in properties nor matching a pattern satisfies
-    additionalProperties."""
-    patterns: list[tuple[str, Any, Schema]] = []
-    if "patternProperties" in schema:
-        raw = schema["patternProperties"]
-        if not isinstance(raw, Mapping):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'patternProperties' must be an object")
-        for pattern, sub in raw.items():
-            if not isinstance(sub, Mapping):
-                raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword 'patternProperties' has property "
-                           f"'{pattern}' which is not an object")
-            patterns.append((pattern, compile_regex(pattern, ""), _compile(sub)))
-    extra: Any = True
-    extra_check: Schema | None = None
-    if "additionalProperties" in schema:
-        extra = schema["additionalProperties"]
-        if isinstance(extra, Mapping):
-            extra_check = _compile(extra)
-        elif not isinstance(extra, bool):
-            raise _bad(ErrorCode.TypeMismatch,
-                       "$jsonSchema keyword 'additionalProperties' must be an object or a boolean")
-    patterns_t = tuple(patterns)
-
-    def extra_ok(x: Any) -> bool:
-        return extra is not False and (extra_check is None or extra_check(x))
-
-    def additional(v: Mapping) -> list[str]:
-        return [k for k in v if k not in named and not any(matches(rx, k) for _, rx, _ in patterns_t)]
-
-    def allowed_ok(v: Any) -> bool:
-        if not isinstance(v, Mapping):
-            return True
-        for k, x in v.items():
-            matched = False
-            for _, rx, check in patterns_t:
-                if matches(rx, k):
-                    matched = True
-                    if not check(x):
-                        return False
-            if not matched and extra is not True and k not in named and not extra_ok(x):
-                return False
-        return True
-
-    def allowed_explain(v: Any, ctx: DetailContext) -> list:
-        out: list[dict] = []
-        extras = additional(v)
-        if extra is False and extras:
-            out.append({"operatorName": "additionalProperties", "specifiedAs": {"additionalProperties": False},
-                        "additionalProperties": extras})
-        elif extra_check is not None:
-            failing = next((k for k in extras if not extra_check(v[k])), None)
-            if failing is not None:
-                out.append({"operatorName": "additionalProperties", **extra_check.annotations,
-                            "reason": "at least one additional property did not match the subschema",
-                            "failingProperty": failing, "details": extra_check.explain(v[failing], ctx)})
-        by_pattern = []
-        for raw_pattern, rx, check in patterns_t:
-            failing = next((k for k in v if matches(rx, k) and not check(v[k])), None)
-            if failing is not None:
-                by_pattern.append({"propertyName": failing, **check.annotations, "regexMatched": raw_pattern,
-                                   "details": check.explain(v[failing], ctx)})
-        if by_pattern:
-            out.append({"operatorName": "patternProperties", "details": by_pattern})
-        return out
-
-    return Rule(allowed_ok, allowed_explain, 3)
-
-
-def _dependencies(deps: Any) -> Rule:
-    if not isinstance(deps, Mapping):
-        raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'dependencies' must be an object")
-    # (field, subschema) or (field, property names): each applies where the document has the field
-    each: list[tuple[str, Schema | tuple[str, ...]]] = []
-    for field, dep in deps.items():
-        where = "in $jsonSchema keyword 'dependencies'"
-        if isinstance(dep, Mapping):
-            each.append((field, _compile(dep)))
-        elif isinstance(dep, list):
-            if not dep:
-                raise _bad(ErrorCode.FailedToParse, f"property '{field}' {where} cannot be an empty array")
-            names: list[str] = []
-            for name in dep:
-                if type(name) is not str:
-                    raise _bad(ErrorCode.TypeMismatch, f"array '{field}' {where} can only contain strings, but "
-                               f"found element of type: {_type_of(name)}")
-                if name in names:
-                    raise _bad(ErrorCode.FailedToParse, f"array '{field}' {where} contains duplicate element: {name}")
-                names.append(name)
-            each.append((field, tuple(names)))
-        else:
-            raise _bad(ErrorCode.TypeMismatch, f"property '{field}' {where} must be either an object or an array")
-    each_t = tuple(each)
-
-    def satisfied(v: Mapping, field: str, dep: Schema | tuple[str, ...]) -> bool:
-        if field not in v:
-            return True
-        return dep(v) if isinstance(dep, Schema) else all(n in v for n in dep)
-
-    def explain(v: Any, ctx: DetailContext) -> list:
-        failing: list[dict] = []
-        for field, dep in each_t:
-            if satisfied(v, field, dep):
-                continue
-            if isinstance(dep, Schema):
-                failing.append({"conditionalProperty": field, "details": dep.explain(v, ctx)})
-            else:
-                failing.append({"conditionalProperty": field, "missingProperties": [n for n in dep if n not in v]})
-        return [{"operatorName": "dependencies", **_annotations(deps), "failingDependencies": failing}]
-
-    return Rule(lambda v: not isinstance(v, Mapping) or all(satisfied(v, f, d) for f, d in each_t), explain)
-
-
-# --------------------------------------------------------------------------------------------------
 # logical keywords and enum
 # --------------------------------------------------------------------------------------------------
 
 def _schema_list(schema: Mapping, key: str) -> tuple[Schema, ...]:
     subs = schema[key]
     if not isinstance(subs, list):
-        raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be an array")
+        raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be an array")
     if not subs:
-        raise _bad(ErrorCode.BadValue, f"$jsonSchema keyword '{key}' must be a non-empty array")
+        raise bad(ErrorCode.BadValue, f"$jsonSchema keyword '{key}' must be a non-empty array")
     out = []
     for sub in subs:
         if not isinstance(sub, Mapping):
-            raise _bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be an array of objects, but "
-                       f"found an element of type {_type_of(sub)}")
+            raise bad(ErrorCode.TypeMismatch, f"$jsonSchema keyword '{key}' must be an array of objects, but "
+                       f"found an element of type {type_of(sub)}")
         out.append(_compile(sub))
     return tuple(out)
 
@@ -814,8 +513,8 @@ def _logic_checks(schema: Mapping, rules: list, top: bool) -> None:
     if "not" in schema:
         negated = schema["not"]
         if not isinstance(negated, Mapping):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'not' must be an object, but found an element "
-                       f"of type {_type_of(negated)}")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'not' must be an object, but found an element "
+                       f"of type {type_of(negated)}")
         neg = _compile(negated)
         # (mongod does not say why the negated schema matched)
         rules.append(Rule(lambda v: not neg(v), lambda v, ctx: [{"operatorName": "not",
@@ -823,15 +522,15 @@ def _logic_checks(schema: Mapping, rules: list, top: bool) -> None:
     if "enum" in schema:
         members = schema["enum"]
         if not isinstance(members, list):
-            raise _bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'enum' must be an array, but found an element "
-                       f"of type {_type_of(members)}")
+            raise bad(ErrorCode.TypeMismatch, "$jsonSchema keyword 'enum' must be an array, but found an element "
+                       f"of type {type_of(members)}")
         if not members:
-            raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'enum' cannot be an empty array")
+            raise bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'enum' cannot be an empty array")
         keys = set()
         for m in members:
             k = unordered_key(m)
             if k in keys:
-                raise _bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'enum' array cannot contain duplicate values.")
+                raise bad(ErrorCode.FailedToParse, "$jsonSchema keyword 'enum' array cannot contain duplicate values.")
             keys.add(k)
         frozen = frozenset(keys)
         # at the top level only documents can equal the (stored) document: without one, always false
