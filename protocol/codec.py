@@ -15,12 +15,14 @@ Decisions (every package decodes and encodes through these):
 
 from __future__ import annotations
 
+import json
 import struct
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 import bson
+from bson import json_util
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.dbref import DBRef
@@ -288,3 +290,12 @@ def nesting_exceeds(document: Any, limit: int) -> bool:
                 if child:
                     stack.append((child, depth + 1))
     return False
+
+
+_RELAXED_JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
+                                      uuid_representation=UuidRepresentation.STANDARD)
+
+
+def relaxed_json(value: Any) -> Any:
+    """A value as relaxed Extended JSON data (what mongod's log lines carry: ``{"$oid": ...}``)."""
+    return json.loads(json_util.dumps(value, json_options=_RELAXED_JSON))

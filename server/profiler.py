@@ -30,15 +30,13 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from bson import json_util
-from bson.binary import UuidRepresentation
 from bson.int64 import Int64
 
 from tidemark import log
 from tidemark.auth.redaction import redact_command
 from tidemark.core import capped
 from tidemark.operations import command_report, truncated_report
-from tidemark.protocol.codec import encode, encode_reply
+from tidemark.protocol.codec import encode, encode_reply, relaxed_json
 from tidemark.protocol.errors import ErrorCode, MongoError, code_name
 from tidemark.protocol.messages import RawDocuments, materialize
 from tidemark.query.match import compile_filter
@@ -48,8 +46,6 @@ PROFILE_COLLECTION = "system.profile"
 MAX_PROFILE_COMMAND_BYTES = 50 * 1024  # mongod truncates bigger commands in profile entries
 MAX_LOG_ATTRIBUTE_BYTES = 10 * 1024  # mongod's maxLogSizeKB
 OP_NAMES = {"find": "query", "getMore": "getmore", "insert": "insert", "update": "update", "delete": "remove"}
-_JSON = json_util.JSONOptions(json_mode=json_util.JSONMode.RELAXED,
-                              uuid_representation=UuidRepresentation.STANDARD)
 
 
 # mongod's additive write metrics (OpDebug::append), in the order a profile entry shows them: the
@@ -406,11 +402,11 @@ class Profiler:
         if "appName" in entry:
             attr["appName"] = entry["appName"]
         command = log_command(name, cmd)
-        attr["command"], truncated = truncate_for_log(_as_json(command))
+        attr["command"], truncated = truncate_for_log(relaxed_json(command))
         for field in ("originatingCommand", "planSummary", "cursorid", "keysExamined", "docsExamined", "hasSortStage",
                       "usedDisk", "cursorExhausted"):
             if field in entry:
-                attr[field] = _as_json(entry[field]) if field == "originatingCommand" else entry[field]
+                attr[field] = relaxed_json(entry[field]) if field == "originatingCommand" else entry[field]
         for field in (*WRITE_COUNTS, *KEY_COUNTS):
             if field in entry:
                 attr[field] = entry[field]
@@ -571,11 +567,6 @@ def _with_comment(command: dict, name: str, cmd: dict, facts: ReadFacts | None) 
 
 def log_command(name: str, cmd: dict) -> dict:
     return _redacted(name, cmd)
-
-
-def _as_json(value: Any) -> Any:
-    """A value as relaxed Extended JSON data (what mongod's log lines carry)."""
-    return json.loads(json_util.dumps(value, json_options=_JSON))
 
 
 def _bson_size(value: dict) -> int:

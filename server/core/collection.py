@@ -28,7 +28,7 @@ from bson.timestamp import Timestamp
 
 from tidemark import log
 from tidemark.core import namespace
-from tidemark.protocol.codec import decode, encode, nesting_exceeds
+from tidemark.protocol.codec import decode, encode, nesting_exceeds, relaxed_json
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query import interrupt
@@ -456,7 +456,7 @@ class Validator:
         except MongoError:
             pass  # a validator that throws warns and accepts the write (mongod's 'warn' action)
         log.warning("STORAGE", 20294, "Document would fail validation", namespace=self.ns,
-                    document=doc, errInfo=self.error_info(doc))
+                    document=relaxed_json(doc), errInfo=relaxed_json(self.error_info(doc)))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -540,7 +540,7 @@ def validator_for(info) -> Validator | None:
     opts = info.options or {}
     if not opts.get("validator"):
         return None
-    key = (info.uuid, repr(opts.get("validator")), opts.get("validationLevel"), opts.get("validationAction"))
+    key = (info.uuid, info.ns, repr(opts.get("validator")), opts.get("validationLevel"), opts.get("validationAction"))
     v = _VALIDATORS.get(key)
     if v is None:
         if len(_VALIDATORS) > 1024:

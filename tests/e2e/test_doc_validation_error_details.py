@@ -487,6 +487,12 @@ def test_warn_action_logs_the_details(db, client):
     assert mine[0]["s"] == "W" and mine[0]["msg"] == "Document would fail validation"
     assert mine[0]["attr"]["errInfo"] == {"failingDocumentId": 1, "details": {
         "operatorName": "$eq", "specifiedAs": {"a": 1}, "reason": "comparison failed", "consideredValue": 2}}
+    # values are written as mongod writes them: relaxed Extended JSON
+    oid = db.c.insert_one({"a": 3}).inserted_id
+    lines = [json.loads(line) for line in client.admin.command({"getLog": "global"})["log"]]
+    last = [e for e in lines if e.get("id") == 20294 and e["attr"].get("namespace") == f"{db.name}.c"][-1]
+    assert last["attr"]["errInfo"]["failingDocumentId"] == {"$oid": str(oid)}
+    assert last["attr"]["document"] == {"_id": {"$oid": str(oid)}, "a": 3}
 
 
 def test_direct_bucket_insert_gets_the_details(db):
