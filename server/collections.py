@@ -362,13 +362,14 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         # its length limits count them all (the time-series planner reads stages before they are parsed)
         whole = _front_stages(resolved) + list(pipeline) if isinstance(pipeline, list) else pipeline
         pipeline_mod.check_shape(whole)
+        # one context for the checks below and the stages the source leaves (each makes a dozen closures)
+        pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
+                                extra_stages=TS_EXTRA_STAGES, collation=coll)
         if not resolved.pipeline:
             # the read's stages follow the $_internalUnpackBucket: a first-only stage fails 40602
             # (resolved_view.cpp), but a leading $collStats (run on the view itself, unresolved) or
             # $indexStats (moved in front of the unpack)
-            pipeline_mod.check_after_front(pipeline, pipeline_context(
-                server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                extra_stages=TS_EXTRA_STAGES, collation=coll), _TS_HEAD_STAGES)
+            pipeline_mod.check_after_front(pipeline, pctx, _TS_HEAD_STAGES)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         # ($collStats... make their own documents: no scan of the buckets is counted)
@@ -381,8 +382,6 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         out = docs
         stages: list = []
         if remaining:
-            pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
-                                    extra_stages=TS_EXTRA_STAGES, collation=coll)
             stages = pipeline_mod.parse_pipeline(remaining, pctx)
             out = pipeline_mod.chain(stages, docs)
         pipeline_mod.check_expanded_length(whole)  # (once every stage has parsed)
