@@ -281,7 +281,7 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     when the index is sparse with this one field (``sparse_single``), on a path without a numeric
     component (the matcher also reads ``a.0`` as the field "0" of each document element, the index does
     not)."""
-    if path.isdigit() or "." in path and any(part.isdigit() for part in path.split(".")):
+    if _has_numeric_component(path):
         return False
     if not _operator_document(cond):
         return _exact_bracket(cond, point=True) is not None
@@ -313,13 +313,29 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     return order < 0 or order == 0 and lower[0] == "$gte" and upper[0] == "$lte"
 
 
+# path -> whether a component of it is a number ("a.0.b"): asked of every bounded path of every read
+# (twice), of the few paths a workload filters on. Cleared when full (paths are client input).
+_NUMERIC_COMPONENT: dict[str, bool] = {}
+_NUMERIC_COMPONENT_MAX = 1024
+
+
+def _has_numeric_component(path: str) -> bool:
+    found = _NUMERIC_COMPONENT.get(path)
+    if found is None:
+        found = any(part.isdigit() for part in path.split("."))
+        if len(_NUMERIC_COMPONENT) >= _NUMERIC_COMPONENT_MAX:
+            _NUMERIC_COMPONENT.clear()
+        _NUMERIC_COMPONENT[path] = found
+    return found
+
+
 def _positional_null(path: str, b: FieldBounds) -> bool:
     """Whether ``b`` holds null on a path with a numeric component: such bounds cannot narrow a scan.
     The matcher reads ``a.0`` of ``{a: [{x: 1}, {x: 2}]}`` as the element at position 0 *and* the
     (missing) field "0" of each document element, so ``{"a.0": null}`` matches, while the index keys
     ``a.0`` as the positional element alone (mongod's BtreeKeyGenerator ``positionallyIndexedElt``):
     no null key to find it by."""
-    if not any(part.isdigit() for part in path.split(".")):
+    if not _has_numeric_component(path):
         return False
     if b.points is not None:
         return any(p is None for p in b.points)
