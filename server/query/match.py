@@ -95,9 +95,23 @@ def filter_fields(node: Node) -> set[str] | None:
 _SCHEMA_NAMED_FIELDS_ONLY = frozenset({"properties", "required", "bsonType", "type", "title", "description"})
 
 
+# The nodes that are not a comparison of one path (no subclasses: matched by type).
+_NOT_LEAVES = frozenset({And, Or, Nor, Not, Expr, JsonSchema, AlwaysTrue, AlwaysFalse})
+
+
 def _collect_fields(node: Node, out: set[str]) -> bool:
-    if isinstance(node, (And, Or, Nor)):
-        return all(_collect_fields(child, out) for child in node.children)
+    # (a leaf first, by one set look-up, and loops: every time-series read's planning walks its filter here)
+    t = type(node)
+    if t not in _NOT_LEAVES:
+        path = getattr(node, "path", VALUE_PATH)
+        if path != VALUE_PATH:
+            out.add(path)
+        return True
+    if t is And or t is Or or t is Nor:
+        for child in node.children:  # type: ignore[attr-defined]
+            if not _collect_fields(child, out):
+                return False
+        return True
     if isinstance(node, Not):
         return _collect_fields(node.child, out)
     if isinstance(node, Expr):
@@ -111,12 +125,7 @@ def _collect_fields(node: Node, out: set[str]) -> bool:
         out.update(node.schema.get("properties", {}) or {})
         out.update(node.schema.get("required", []) or [])
         return True
-    if isinstance(node, (AlwaysTrue, AlwaysFalse)):
-        return True
-    path = getattr(node, "path", VALUE_PATH)
-    if path != VALUE_PATH:
-        out.add(path)
-    return True
+    return True  # AlwaysTrue, AlwaysFalse
 
 
 def _expr_fields(expr: Any, out: set[str]) -> None:

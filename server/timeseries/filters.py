@@ -241,16 +241,18 @@ def shape_key(node: Node) -> tuple[Any, ...]:
     the structure under an ``$elemMatch`` (which paths are the meta's, whether a part has an MQL form,
     ``render``, read it), never a value (``$in`` members, operands, regexes, regions are read by the
     binders)."""
+    # (matched by type, read through an Any: no typing.cast call, whose run-time cost is a Python call,
+    # on a walk every time-series read makes)
     kind = type(node)
+    any_node: Any = node
     if kind is And or kind is Or or kind is Nor:
-        return (kind, *[shape_key(child) for child in cast(Any, node).children])
+        return (kind, *[shape_key(child) for child in any_node.children])
     if kind is Not:
-        return (kind, shape_key(cast(Not, node).child))
+        return (kind, shape_key(any_node.child))
     if kind is Cmp:
-        return (kind, cast(Cmp, node).path, cast(Cmp, node).op)
+        return (kind, any_node.path, any_node.op)
     if kind is ElemMatch:
-        elem = cast(ElemMatch, node)
-        return (kind, elem.path, elem.value_form, shape_key(elem.child))
+        return (kind, any_node.path, any_node.value_form, shape_key(any_node.child))
     return (kind, getattr(node, "path", None), getattr(node, "op", None))
 
 
@@ -676,7 +678,8 @@ def kept(predicate: Any, views: list[Any]) -> list[Any]:
         return views
     select = getattr(predicate, "select", None)
     if select is not None:
-        return cast("list[Any]", select(views))
+        chosen: list[Any] = select(views)
+        return chosen
     return [view for view in views if predicate(view)]
 
 
