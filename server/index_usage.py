@@ -19,31 +19,26 @@ Reads run on pool threads: one lock guards the table (a few dictionary operation
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import datetime as _dt
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from bson.int64 import Int64
 
 from tidemark.core.collection import public_index_spec
 from tidemark.protocol.codec import encode
+from tidemark.query.scoped import Scoped
 
 # Set while explain plans a read: explain never counts an access (mongod: explain does not bump the
 # counters), even when it runs the read for executionStats.
 _explaining: contextvars.ContextVar[bool] = contextvars.ContextVar("explaining", default=False)
 
 
-@contextlib.contextmanager
-def not_counted() -> Iterator[None]:
+def not_counted() -> Scoped[bool]:
     """Reads planned inside this block (explain) count no index access."""
-    token = _explaining.set(True)
-    try:
-        yield
-    finally:
-        _explaining.reset(token)
+    return Scoped(_explaining, True)
 
 
 # One operation's use of a collection: (CollectionInfo, index names it scans, collection scans, of which
@@ -56,18 +51,27 @@ _Use = tuple[Any, tuple[str, ...], int, int]
 _held: contextvars.ContextVar[list[_Use] | None] = contextvars.ContextVar("held_accesses", default=None)
 
 
-@contextlib.contextmanager
-def held(usage: IndexUsage) -> Iterator[list[_Use]]:
+class held:  # noqa: N801 - used as a function: ``with held(usage) as accesses``
     """Reads inside this block hold their accesses; at its end they are counted — unless the caller
-    emptied the list it yields (a run to be made again)."""
-    pending: list[_Use] = []
-    token = _held.set(pending)
-    try:
-        yield pending
-    finally:
-        _held.reset(token)
-        for use in pending:
-            usage._count(*use)
+    emptied the list it yields (a run to be made again). (A class: every inline read enters one, and a
+    generator context manager costs three times the calls.)"""
+
+    __slots__ = ("_pending", "_token", "_usage")
+
+    def __init__(self, usage: IndexUsage):
+        self._usage = usage
+        self._pending: list[_Use] = []
+        self._token: contextvars.Token[list[_Use] | None] | None = None
+
+    def __enter__(self) -> list[_Use]:
+        self._token = _held.set(self._pending)
+        return self._pending
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _held.reset(self._token)
+        for use in self._pending:
+            self._usage._count(*use)
 
 
 # (catalog value, index name) -> the access-count key: encoded once per catalog version, not per read

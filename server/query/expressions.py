@@ -17,8 +17,7 @@ field: ..."), 17276 undefined variable, operator-specific type errors.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
 
@@ -49,6 +48,7 @@ from tidemark.query.expr_base import (
 )
 from tidemark.query.expr_logic import truthy
 from tidemark.query.hashed import hash64
+from tidemark.query.scoped import Scoped
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING
 
@@ -126,15 +126,10 @@ _COMPILED_MAX = 1024
 _PARSE_SCOPE: ContextVar[frozenset[str] | None] = ContextVar("tidemark_parse_scope", default=None)
 
 
-@contextmanager
-def defined_variables(names: Iterable[str] | None) -> Iterator[None]:
+def defined_variables(names: Iterable[str] | None) -> Scoped[frozenset[str] | None]:
     """Expressions compiled inside this block may reference only ``names`` (besides system variables
     and variables their own binders define): others fail 17276 when compiled. None: not checked."""
-    token = _PARSE_SCOPE.set(None if names is None else frozenset(names))
-    try:
-        yield
-    finally:
-        _PARSE_SCOPE.reset(token)
+    return Scoped(_PARSE_SCOPE, None if names is None else frozenset(names))
 
 
 def free_variables(expr: Any) -> tuple[str, ...]:

@@ -8,10 +8,9 @@ Unsupported features raise 224 QueryFeatureNotAllowed "... is not supported by T
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from bson.binary import Binary
@@ -51,6 +50,7 @@ from tidemark.query.match_ast import (
     Type,
 )
 from tidemark.query.match_regex import compile_regex, is_regex, pattern_and_options, validate_options
+from tidemark.query.scoped import Scoped
 from tidemark.query.text_search import parse_text
 from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, TYPE_ALIASES, TYPE_NUMBERS, is_number
@@ -95,15 +95,10 @@ QUERY_OPERATORS = frozenset(_PATH_OPS | _TOP_OPS | _GEO_OPS | _NEAR_OPS | _GEO_O
 _WHERE_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("tidemark_where_allowed", default=True)
 
 
-@contextlib.contextmanager
-def where_not_allowed() -> Iterator[None]:
+def where_not_allowed() -> Scoped[bool]:
     """Parse filters inside an aggregation ``$match``: mongod refuses ``$where`` there (2, "$where is
     not allowed in this context"), JavaScript or not."""
-    token = _WHERE_ALLOWED.set(False)
-    try:
-        yield
-    finally:
-        _WHERE_ALLOWED.reset(token)
+    return Scoped(_WHERE_ALLOWED, False)
 
 
 # What a filter may not hold where mongod parses it with only the default special features (a
