@@ -185,7 +185,9 @@ def _is_dbref_doc(obj: Mapping, allow_incomplete: bool) -> bool:
 
 def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bool:
     """True when ``value`` is ``{$op: ...}`` (an expression document, not a DBRef-like object)."""
-    if not isinstance(value, Mapping) or not value:
+    # (a dict first: an isinstance of the Mapping ABC costs a Python-level __instancecheck__ call, and
+    # every value of a filter is asked)
+    if not (type(value) is dict or isinstance(value, Mapping)) or not value:
         return False
     first = next(iter(value))
     if not first.startswith("$"):

@@ -61,13 +61,14 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
     ``{$meta: "randVal"}`` gives ``("x", "randVal")``: a random order (a fresh random key per document)."""
     if spec is None:
         return []
-    if not isinstance(spec, Mapping):
+    # (a dict first: an isinstance of the Mapping ABC costs a Python-level __instancecheck__ call)
+    if not (type(spec) is dict or isinstance(spec, Mapping)):
         raise MongoError(ErrorCode.TypeMismatch, "Expected field sortto be of type object")
     out: list[tuple[str, Any]] = []
     for path, direction in spec.items():
         # mongod 7.0's SortPattern order: an object is a $meta sort (its field name is never read as a
         # path, so never validated); a number is checked (15974, 15975) before its field path
-        if isinstance(direction, Mapping):
+        if type(direction) is dict or type(direction) is not int and isinstance(direction, Mapping):  # (ABC last)
             out.append((path, _parse_meta_sort(direction, allow_meta)))
             continue
         if not is_number(direction):
