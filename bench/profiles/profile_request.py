@@ -1,7 +1,7 @@
 """One TSBS query's server cost, in process: CPU per request and Python calls per request, by phase.
 
     PYTHONPATH=<build> .venv/bin/python -m bench.profiles.profile_request DBPATH [--query single-groupby-1-1-1]
-        [--runs 2000] [--instances 100] [--hours 12] [--profile] [--json]
+        [--runs 2000] [--repeats 3] [--instances 100] [--hours 12] [--profile] [--dump FILE]
     .venv/bin/python -m bench.profiles.profile_request DBPATH --ab IMP_A IMP_B [--rounds 3]
 
 DBPATH: a stopped server's data directory holding ``benchmark.cpu`` (scale 100, e.g. 12 h of the cached
