@@ -93,6 +93,14 @@ VALUES = st.recursive(SCALARS, _nested, max_leaves=10)
 PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=4).map(".".join)
 
 
+def _same_key(leaf, point) -> bool:
+    """Whether a leaf is the key a point reads: the undefined of an empty array is itself alone (no BSON
+    order compares it: ``equal`` refuses it)."""
+    if leaf is UNDEFINED or point is UNDEFINED:
+        return leaf is point
+    return equal(leaf, point)
+
+
 @settings(max_examples=400, deadline=None)
 @given(doc=st.dictionaries(st.sampled_from(NAMES[:2]), VALUES, max_size=2), path=PATHS,
        value=st.one_of(st.integers(-2, 2), st.sampled_from(["x", "y", True]), st.just({}), st.just([])))
@@ -106,7 +114,7 @@ def test_a_matching_document_has_a_key_the_scan_reads(doc, path, value):
     readings = key_paths(path)
     assert readings is not None
     points = [UNDEFINED, []] if value == [] else [value]
-    assert any(kp == leaf_path and (any(leaf is p or equal(leaf, p) for p in points) if exact else isinstance(leaf, list))
+    assert any(kp == leaf_path and (any(_same_key(leaf, p) for p in points) if exact else isinstance(leaf, list))
                for leaf_path, leaf in found for kp, exact in readings), (doc, path, value, found)
 
 
