@@ -99,9 +99,12 @@ def shape(info: dict[str, Any], rest: list[dict[str, Any]], *, fixed_buckets: bo
     timed = info.get("timeSort")
     if timed:  # the read's bounded sort (time_sort): 7.0's stage for a time sort over buckets in time order
         descending = -1 in timed["sortKey"].values()
+        # 7.0 always shows the sorter's limit: the absorbed $limit (its $skip included), else 0 (its
+        # SortOptions' "no limit"; document_source_sort.cpp serializes _timeSorter->limit())
+        limit = 0 if timed["limit"] is None else timed["skip"] + timed["limit"]
         stages.append({"$_internalBoundedSort": {
             "sortKey": timed["sortKey"], "bound": {"base": "max" if descending else "min", "offsetSeconds": Int64(0)},
-            "limit": Int64(timed["skip"] + timed["limit"])}})
+            "limit": Int64(limit)}})
         if timed["skip"]:
             stages.append({"$skip": Int64(timed["skip"])})
     # the $skip/$limit stages a counting read absorbed (rowcount: arithmetic on the count) still show

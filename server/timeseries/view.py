@@ -4,8 +4,9 @@ per-measurement filter of the leading ``$match`` stages; the caller runs the res
 ``read_source`` plans the read once: the one bucket-filter derivation gives the bucket predicate, the
 ``_id`` range and the index filter; the pipeline's dependencies give the columns to unpack; then the
 buckets come from the buckets index (hinted, or one the filter bounds), newest first (``$group`` by
-``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, in time order for a time sort with a
-limit (``time_sort``: read until no bucket can hold a document to keep), or the ``_id`` range scan. Every
+``$dateTrunc`` -> ``$sort {_id: -1}`` -> ``$limit``), lastpoint, in time order for a time sort
+(``time_sort``: each document given back once no later bucket can precede it; with a limit, read until
+no bucket can hold one to output), or the ``_id`` range scan. Every
 source yields bucket views (bucketview.py): the generic unpack, the columnar ``$group`` and lastpoint
 read them through the same interface. Sources yield buckets in chunks (lists: a stored chunk is one
 read transaction's records, its cache entries and bucket predicate decided at once); the running
@@ -172,8 +173,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
 
 
 def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaining: list[dict[str, Any]],
-                 plain: bool, plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.TimeTopK | None:
-    """The bounded sort of a read that sorts on time and limits (``time_sort``), or None: another
+                 plain: bool, plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.BoundedSort | None:
+    """The bounded sort of a read that sorts on time (``time_sort``), or None: another
     pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
     through a buckets index that cannot give its buckets in time order. With an index: ``plan`` again,
     asked for the buckets' time order (the leading fields pinned to one value, then
@@ -204,8 +205,8 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
     if scan.uses_extended_range(server, ns, spec.time_field):
         return None
     limit, disk = sort_memory if sort_memory is not None else (time_sort.DEFAULT_MEMORY_LIMIT, False)
-    return time_sort.TimeTopK(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by,
-                              memory_limit=None if disk else limit, series=series)
+    return time_sort.BoundedSort(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by,
+                                 memory_limit=None if disk else limit, series=series)
 
 
 # A time sort through a buckets index merges the series' scans (mongod's SORT_MERGE of one index scan per
@@ -246,7 +247,7 @@ def _series_plans(index: dict[str, Any], bounds: dict[str, Any], sort: dict[str,
     return sorted(plans.values(), key=lambda p: p.intervals[0].lo or b"")  # the order build_intervals scans
 
 
-def _series_merged(server: Any, ns: str, timed: time_sort.TimeTopK, info: dict[str, Any], predicate: Any,
+def _series_merged(server: Any, ns: str, timed: time_sort.BoundedSort, info: dict[str, Any], predicate: Any,
                    lo_s: int | None, hi_s: int | None) -> Iterator[list[Any]]:
     """The buckets of the series' index scans (``timed.series``, each in ``control.<order_by>`` time
     order) merged into that order, as (rank, bucket) pairs in chunks: the rank is the bucket's place in
@@ -284,11 +285,12 @@ _SERIES_RANK = 1 << 40  # more buckets than any series holds
 _MERGED_CHUNK = 16  # buckets handed on at a time (the bounded sort stops between any two)
 
 
-def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, spec: Any,
+def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.BoundedSort, spec: Any,
                      event_filter: EventFilter | None, fields: set[str] | None, info: dict[str, Any],
                      column_filter: rowfilter.ColumnFilter | None) -> Iterator[Any]:
-    """The documents the bounded sort keeps, in order: buckets unpacked as ``_bucket_rows`` unpacks
-    them, in time order, until none can hold one (``time_sort`` for the rules)."""
+    """The documents of the bounded sort, in order: buckets unpacked as ``_bucket_rows`` unpacks them,
+    in time order, each document given back once no later bucket can hold one before it, until none can
+    hold one to output (``time_sort`` for the rules)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     check = None
     ranked = timed.series is not None  # (rank, bucket) pairs (``_series_merged``)
@@ -298,9 +300,13 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
             if ranked:
                 rank, bucket = bucket
             summary = bucket.summary()
-            if timed.done_at(summary):  # buckets come in time order: no later one can place either
-                yield from timed.result()
-                return
+            done, edge = timed.arrival(summary)
+            if done:  # buckets come in time order: no later one can place either
+                break
+            if edge is not None:  # what no later bucket can precede is final
+                yield from timed.release(edge)
+                if timed.finished:
+                    return
             if timed.skips(summary):
                 continue
             if check is None and event_filter is not None:
@@ -311,7 +317,10 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.TimeTopK, sp
             info["bucketsUnpacked"] += 1
             timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
                                                            meta_field, within=within), rank)
-    yield from timed.result()
+        else:
+            continue
+        break
+    yield from timed.release(None)
 
 
 class Rendered:

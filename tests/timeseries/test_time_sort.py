@@ -1,6 +1,7 @@
 """A time sort with a limit on a time-series collection (``server/timeseries/time_sort.py``): a find's
 ``sort`` on the time field with ``limit`` (and ``skip``), or the pipeline's ``$sort`` + ``[$skip]`` +
-``$limit``, reads buckets in time order and stops once no further bucket can hold a document to keep.
+``$limit``, reads buckets in time order and stops once no further bucket can hold a document to output
+(without a limit the same sort streams: tests/e2e/test_ts_bounded_sort_stream.py).
 
 What holds, against a real server and pymongo: the answer is the generic one — the measurements in the
 collection scan's order (``find`` without a sort), sorted stably by time, skipped and limited — for both
@@ -226,23 +227,20 @@ def test_a_few_series_newest_or_oldest_merge_their_index_scans(srv, key_directio
             assert [(d["m"], d["v"]) for d in got[:3]] == [(m, newest) for m in sorted(series)[:3]]
 
 
-def test_the_kept_documents_count_against_the_sort_memory_limit(srv):
-    """As the generic top-k sort: past internalQueryMaxBlockingSortMemoryUsageBytes, 292 with
-    allowDiskUse false; with it, the answer (at most skip + limit documents are kept)."""
-    from pymongo.errors import OperationFailure
-
+def test_a_limit_is_a_stop_not_what_the_sort_memory_holds(srv):
+    """As mongod's bounded sorter: the documents held are those of the buckets overlapping in time, not
+    the skip + limit kept (a limit only stops the read), so a limit of 400 (~28 KB of documents) answers
+    under a 20,000-byte sort memory limit with allowDiskUse false; where the overlap passes the limit,
+    292 (tests/e2e/test_ts_bounded_sort_stream.py)."""
     with srv.client() as client:
         coll = client.tsort.ts
         client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=20_000)
         try:
-            with pytest.raises(OperationFailure) as failed:
-                list(coll.find({}, sort=[("t", -1)], limit=400, allow_disk_use=False))
-            assert failed.value.code == 292
-            assert list(coll.find({}, sort=[("t", -1)], limit=3)) == _expected(coll, {}, True, 0, 3)  # small: fits
-            got = list(coll.aggregate([{"$sort": {"t": -1}}, {"$limit": 400}], allowDiskUse=True))
+            got = list(coll.find({}, sort=[("t", -1)], limit=400, allow_disk_use=False))
+            agg = list(coll.aggregate([{"$sort": {"t": -1}}, {"$limit": 400}], allowDiskUse=False))
         finally:
             client.admin.command("setParameter", 1, internalQueryMaxBlockingSortMemoryUsageBytes=100 * 1024 * 1024)
-        assert got == _expected(coll, {}, True, 0, 400)
+        assert got == agg == _expected(coll, {}, True, 0, 400)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 2.5, 0, -3, "x", True])
