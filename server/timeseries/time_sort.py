@@ -255,27 +255,27 @@ class BoundedSort:
             self.released_to = edge
         probe = (edge,)  # sorts before every entry of time ``edge``
         out: list[tuple[float, int, int, int, Any]] = []
-        pieces = 0
         kept = []
         for held in self.runs:
             run, pos = held
             end = len(run) if edge is None else bisect.bisect_left(run, probe, pos)
             if end > pos:
                 out += run[pos:end] if pos or end < len(run) else run
-                pieces += 1
                 held[1] = end
             if end < len(run):
                 kept.append(held)
         self.runs = kept
         if not out:
             return
-        if pieces > 1:
-            out.sort()
+        # best last: each entry is popped as it goes, so a document the consumer took is not held here
+        # while the rest of a large release waits for the cursor's next batches
+        out.sort(reverse=True)
         self.count -= len(out)
         k, skip = self.k, self.shape.skip
-        for entry in out:
+        while out:
             if k is not None and self.emitted >= k:
                 break
+            entry = out.pop()
             self.used -= entry[3]
             self.emitted += 1
             if self.emitted > skip:
