@@ -110,12 +110,13 @@ class BoundedSort:
     A held document is an entry (T, rank, row, size, doc): T the time (negated for a descending sort),
     then the bucket's rank in the generic read's order and the row — the output order, unique, so ``doc``
     is never compared. Entries are held as runs, one per bucket offered, each sorted (a bucket's rows
-    are mostly in time order already) with the position of its first entry still held: a release cuts
-    each run where the edge falls (a bisection) and sorts the cut pieces together (timsort merges runs),
-    so a measurement costs a few comparisons, not a heap's ``log n``."""
+    are mostly in time order already), in a heap of [first held entry's key, sequence, run, its
+    position]: a release takes only the runs whose first entry is better than the edge, cuts each where
+    the edge falls (a bisection) and sorts the cut pieces together (timsort merges runs), so a
+    measurement costs a few comparisons, and a release the runs it touches, not every run held."""
 
     __slots__ = ("shape", "k", "time_field", "span_ms", "runs", "count", "sign", "plan", "visits", "order_by",
-                 "memory_limit", "used", "series", "cut", "emitted", "finished", "released_to")
+                 "memory_limit", "used", "series", "cut", "emitted", "finished", "released_to", "seq")
 
     def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
                  order_by: str = "min", *, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
@@ -133,7 +134,8 @@ class BoundedSort:
         self.k = None if shape.limit is None else shape.skip + shape.limit
         self.time_field = time_field
         self.span_ms = span_s * 1000
-        self.runs: list[list[Any]] = []  # [entries, first held position]
+        self.runs: list[list[Any]] = []  # heap of [first held key, sequence, entries, first held position]
+        self.seq = 0
         self.count = 0  # entries held
         self.sign = -1 if shape.descending else 1
         self.cut: tuple[float, int, int] | None = None  # (T, rank, row) of the k-th best seen, once k were
@@ -169,21 +171,26 @@ class BoundedSort:
             run.append((t, rank, row, size, doc))
             self.used += size
             if self.used > limit:
-                self._hold(run)
+                self._add(run)
                 run = []
                 self._trim()
                 if self.used > limit:
                     raise sort_limit_error(limit)
                 cut = self.cut
-        self._hold(run)
+        if run:
+            self._add(run)
         if self.k is not None and self.count >= 2 * max(self.k - self.emitted, 1):
             self._trim()
 
-    def _hold(self, run: list[Any]) -> None:
-        if run:
-            run.sort()
-            self.runs.append([run, 0])
-            self.count += len(run)
+    def _hold(self, run: list[Any], pos: int = 0) -> None:
+        if pos < len(run):
+            self.seq += 1
+            heapq.heappush(self.runs, [run[pos][:3], self.seq, run, pos])
+
+    def _add(self, run: list[Any]) -> None:
+        run.sort()
+        self.count += len(run)
+        self._hold(run)
 
     def _trim(self) -> None:
         """Keep the best ``k`` left of the held documents (with a limit) and note the cut."""
@@ -193,8 +200,9 @@ class BoundedSort:
         if self.count <= left or left <= 0:
             return
         kept = heapq.nsmallest(left, itertools.chain.from_iterable(
-            itertools.islice(run, pos, None) for run, pos in self.runs))  # (sorted: one run)
-        self.runs = [[kept, 0]]
+            itertools.islice(run, pos, None) for _, _, run, pos in self.runs))  # (sorted: one run)
+        self.runs = []
+        self._hold(kept)
         self.count = len(kept)
         self.cut = kept[-1][:3]
         if self.memory_limit is not None:
@@ -255,16 +263,15 @@ class BoundedSort:
             self.released_to = edge
         probe = (edge,)  # sorts before every entry of time ``edge``
         out: list[tuple[float, int, int, int, Any]] = []
-        kept = []
-        for held in self.runs:
-            run, pos = held
+        runs = self.runs
+        cut: list[tuple[list[Any], int]] = []
+        while runs and (edge is None or runs[0][0][0] < edge):
+            _, _, run, pos = heapq.heappop(runs)
             end = len(run) if edge is None else bisect.bisect_left(run, probe, pos)
-            if end > pos:
-                out += run[pos:end] if pos or end < len(run) else run
-                held[1] = end
-            if end < len(run):
-                kept.append(held)
-        self.runs = kept
+            out += run[pos:end] if pos or end < len(run) else run
+            cut.append((run, end))
+        for run, end in cut:  # (pushed back once the loop is over: their new heads are past the edge)
+            self._hold(run, end)
         if not out:
             return
         # best last: each entry is popped as it goes, so a document the consumer took is not held here
