@@ -12,6 +12,11 @@ it through a spill, as mongod's sorter spills a Document with its metadata: each
 followed by its metadata document (taken out of the table, so a spilled document is held by nothing in
 memory), and reading the run back gives the new document the same metadata before the merge keys it.
 
+A run may be written of documents already encoded (``bytes``: written as they are) and read back as
+its documents' bytes (``records``): the time-series bounded sort (``timeseries.time_sort``) holds its
+measurements as BSON and spills them that way, each record carrying its sort key, and merges the runs
+itself as its edge lets them go (mongod's bounded sorter adds each spilled run to one merge).
+
 A ``Spool`` is the same file without the sort: documents written once, in their order, and read back in
 that order as often as needed — a ``$setWindowFields`` partition past its memory limit (``windows.py``).
 """
@@ -50,8 +55,9 @@ def new_file() -> IO[bytes]:
     return tempfile.TemporaryFile(dir=SPILL_DIR)  # noqa: SIM115 - the caller owns it
 
 
-def write_run(docs: Iterable[dict], meta: DocMeta | None = None, stats: Any = None, size: int = 0) -> IO[bytes]:
-    """Write ``docs`` (already sorted) to an anonymous temporary file; returns it rewound. With the
+def write_run(docs: Iterable[dict | bytes], meta: DocMeta | None = None, stats: Any = None, size: int = 0) -> IO[bytes]:
+    """Write ``docs`` (already sorted; a document already encoded, ``bytes``, as it is) to an anonymous
+    temporary file; returns it rewound. With the
     read's ``meta``, each document's metadata goes with it (read back by ``merge`` given the same).
     ``stats``: the spilling stage's ``pipeline.StageStats``, told the spill (``size``: the bytes the
     stage counted in memory for these documents; the file's own size is its storage size)."""
@@ -60,7 +66,7 @@ def write_run(docs: Iterable[dict], meta: DocMeta | None = None, stats: Any = No
     try:
         for doc in docs:
             tick()
-            run.write(encode_in_order(doc))
+            run.write(doc if type(doc) is bytes else encode_in_order(doc))
             records += 1
             if meta is not None:
                 run.write(encode_in_order(meta.take(doc)))
@@ -84,6 +90,19 @@ def _read_run(run: IO[bytes], meta: DocMeta | None) -> Generator[dict, None, Non
         for doc in decoded:
             meta.give(doc, next(decoded))  # before the merge's key reads a $meta field of it
             yield doc
+    finally:
+        run.close()
+
+
+def records(run: IO[bytes]) -> Generator[bytes, None, None]:
+    """The documents of ``run`` (``write_run``'s file) as their BSON bytes, in order; the file is closed
+    at the end (or when the generator is closed)."""
+    try:
+        reader = open(run.fileno(), "rb", buffering=_READ_BUFFER, closefd=False)  # noqa: SIM115
+        with reader:
+            while head := reader.read(4):
+                size = int.from_bytes(head, "little")
+                yield head + reader.read(size - 4)
     finally:
         run.close()
 
