@@ -28,27 +28,35 @@ Invariants:
   bucket whose edge is worse than the cut (``done_at``), a bucket whose own time range cannot pass it
   is skipped undecoded, and of the others only the rows whose time may still pass (by the dense time
   column) become documents (``rowfilter.accepted``'s ``within``).
-- Memory: without allowDiskUse the held documents' bytes may not pass the blocking sort's limit (292,
-  as mongod's bounded sorter, whose held documents are the overlapping buckets' too); with it nothing is
-  spilled: the held documents stay in memory.
+- Memory: a held measurement is its BSON document (the bucket's accepted rows made straight as BSON,
+  ``rowfilter.accepted``'s raw run; ~100 bytes and a key's four words, where a dict was ~600 bytes),
+  handed on as it is to a cursor (``EncodedRun``) or decoded for a stage after the sort. Their BSON
+  bytes count against the blocking sort's limit (internalQueryMaxBlockingSortMemoryUsageBytes), checked
+  once a bucket is offered: past it (after a limit's trim), without allowDiskUse 292 with the sorter's
+  message; with it (allowDiskUse, absent: allowDiskUseByDefault) every held measurement is written, in
+  order, as one run of the generic sort's spill (``spill.write_run``, each record keyed), and releases
+  merge the runs with what is held — mongod 7.0's BoundedSorter::_spill (sorter.cpp: its whole heap to
+  one more source of its merge iterator; document_source_sort.cpp: extSortAllowed = allowDiskUse).
 - Only without extended-range dates (``scan.uses_extended_range``: starts before 1970 or after 2038
   break the ``_id`` order).
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+import struct
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from bson.objectid import ObjectId
 
-from tidemark.query.sort import estimate_size, sort_limit_error
+from tidemark.protocol.codec import EncodedRun, decode
+from tidemark.query import spill
+from tidemark.query.sort import sort_limit_error
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import DATE
 
@@ -104,27 +112,93 @@ def shape_of(remaining: list[Any], time_field: str) -> TimeSortShape | None:
     return TimeSortShape(direction == -1, skip, limit, at + 1)
 
 
-class BoundedSort:
-    """The documents offered bucket by bucket, given back in the sort's order as soon as they are final.
+# A held measurement is its BSON document (``rowfilter.accepted``'s raw run of a bucket: a bytes object
+# each, not a dict), keyed by (T, rank high, rank low, row): T its time in ms (negated for a descending
+# sort), the rank of its bucket in the generic read's order as two unsigned words (an ObjectId's 12 bytes:
+# 4 then 8; an index scan's place: 0 then the place biased by 2**63) and its row.
+_BIAS = 1 << 63
+_NO_TIME = -(1 << 62)  # a measurement without a time (none in a valid bucket) sorts as a null: first
+# a spilled record: {k: BinData(24 bytes: T biased, rank high, rank low, row, big-endian), d: the document}
+_KEY = struct.Struct(">QIQI")
+_KEY_AT = 12  # int32 length, 0x05 "k" NUL, int32 24, subtype 0: the key's offset
+_DOC_AT = _KEY_AT + _KEY.size + 3  # then 0x03 "d" NUL: the document's
+_HEAD = struct.Struct("<i")
+_KEY_HEAD = b"\x05k\x00" + _HEAD.pack(_KEY.size) + b"\x00"
 
-    A held document is an entry (T, rank, row, size, doc): T the time (negated for a descending sort),
-    then the bucket's rank in the generic read's order and the row — the output order, unique, so ``doc``
-    is never compared. Entries are held as runs, one per bucket offered, each sorted (a bucket's rows
-    are mostly in time order already), in a heap of [first held entry's key, sequence, run, its
-    position]: a release takes only the runs whose first entry is better than the edge, cuts each where
-    the edge falls (a bisection) and sorts the cut pieces together (timsort merges runs), so a
-    measurement costs a few comparisons, and a release the runs it touches, not every run held."""
+
+def _rank_words(rank: Any) -> tuple[int, int]:
+    if isinstance(rank, ObjectId):
+        raw = rank.binary
+        return int.from_bytes(raw[:4], "big"), int.from_bytes(raw[4:], "big")
+    return 0, int(rank) + _BIAS
+
+
+def _times(docs: list[bytes], sizes: np.ndarray, field: str) -> np.ndarray:
+    """Each document's time (ms) as int64, read off its bytes: the time field is a row's first element
+    (``rowbson``: a date, type 0x09) — read at once for all of them; a document where it is not is decoded."""
+    n = len(docs)
+    head = b"\x09" + field.encode() + b"\x00"
+    width = len(head) + 8
+    data = np.frombuffer(b"".join(docs), np.uint8)
+    starts = np.cumsum(sizes) - sizes
+    fits = sizes >= 4 + width + 1
+    at = np.where(fits, starts, 0)[:, None] + 4 + np.arange(width)
+    cells = data[at] if len(data) >= width + 4 else np.zeros((n, width), np.uint8)
+    ok = fits & (cells[:, :len(head)] == np.frombuffer(head, np.uint8)).all(axis=1)
+    times = np.ascontiguousarray(cells[:, len(head):]).view("<i8").reshape(n).copy()
+    for i in np.flatnonzero(~ok).tolist():
+        ms = date_ms(decode(docs[i]).get(field))
+        times[i] = _NO_TIME if ms is None else ms
+    return times
+
+
+class _Run:
+    """One bucket's held measurements, in the sort's order: the keys' columns and the documents."""
+
+    __slots__ = ("t", "row", "docs", "sizes", "high", "low")
+
+    def __init__(self, t: np.ndarray, row: np.ndarray, docs: list[bytes], sizes: np.ndarray, high: int, low: int):
+        self.t, self.row, self.docs, self.sizes, self.high, self.low = t, row, docs, sizes, high, low
+
+    def head(self) -> tuple[int, int, int, int]:
+        return int(self.t[0]), self.high, self.low, int(self.row[0])
+
+
+def _ordered(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes], np.ndarray]]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes], np.ndarray]:
+    """Pieces (t, high, low, row, docs, sizes), each sorted, as one sorted piece (by the whole key)."""
+    if len(parts) == 1:
+        return parts[0]
+    t, high, low, row = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    docs = [d for p in parts for d in p[4]]
+    sizes = np.concatenate([p[5] for p in parts])
+    order = np.lexsort((row, low, high, t))
+    return t[order], high[order], low[order], row[order], [docs[i] for i in order.tolist()], sizes[order]
+
+
+class BoundedSort:
+    """The measurements offered bucket by bucket, given back in the sort's order as soon as they are final.
+
+    Held as runs (``_Run``), one per bucket offered, each sorted (a stable sort of its time column: rows
+    break ties), in a heap by each run's first key: a release takes only the runs whose first time is
+    before the edge, cuts each where the edge falls (a bisection of its time column) and sorts the cut
+    pieces together by the whole key; documents stay BSON bytes throughout. Past the memory limit the
+    held measurements are written in order as one spilled run (``spill.write_run``) and a release merges
+    the runs' records before its edge with the pieces (mongod's bounded sorter: its heap spilled whole,
+    each run a source of its one merge)."""
 
     __slots__ = ("shape", "k", "time_field", "span_ms", "runs", "count", "sign", "plan", "visits", "order_by",
-                 "memory_limit", "used", "series", "cut", "emitted", "finished", "released_to", "seq")
+                 "memory_limit", "allow_disk_use", "used", "series", "cut", "emitted", "finished", "released_to",
+                 "seq", "spilled", "spills")
 
     def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
-                 order_by: str = "min", *, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+                 order_by: str = "min", *, memory_limit: int = DEFAULT_MEMORY_LIMIT, allow_disk_use: bool = False,
                  series: list[Any] | None = None):
         self.shape = shape
-        # the held documents' bytes may not pass it (292, as mongod's bounded sorter without allowDiskUse);
-        # None (allowDiskUse): no limit, and no bytes counted
+        # the held documents' BSON bytes may not pass it: a spill with allowDiskUse, else 292 (mongod's
+        # bounded sorter: internalQueryMaxBlockingSortMemoryUsageBytes, extSortAllowed = allowDiskUse)
         self.memory_limit = memory_limit
+        self.allow_disk_use = allow_disk_use
         self.used = 0
         self.order_by = order_by  # the buckets come by control.min (their start) or control.max time
         self.plan = plan  # the buckets index scan giving the buckets by start (None: the _id order)
@@ -134,79 +208,133 @@ class BoundedSort:
         self.k = None if shape.limit is None else shape.skip + shape.limit
         self.time_field = time_field
         self.span_ms = span_s * 1000
-        self.runs: list[list[Any]] = []  # heap of [first held key, sequence, entries, first held position]
+        self.runs: list[list[Any]] = []  # heap of [first held key, sequence, _Run]
         self.seq = 0
-        self.count = 0  # entries held
+        self.count = 0  # measurements held in memory
         self.sign = -1 if shape.descending else 1
-        self.cut: tuple[float, int, int] | None = None  # (T, rank, row) of the k-th best seen, once k were
+        self.cut: tuple[int, int, int, int] | None = None  # the key of the k-th best seen, once k were
         self.emitted = 0  # documents released (the skipped ones included)
         self.finished = False  # k released: nothing more to read
         self.released_to = -math.inf  # the last edge released to (edges only grow: buckets come in order)
+        self.spilled: list[list[Any]] = []  # heap of [key, sequence, record, the run's records]
+        self.spills = 0
 
     def _cut_ms(self) -> float | None:
         """The time of the cut (no worse document can be output), or None: anything may enter."""
         return None if self.cut is None else self.sign * self.cut[0]
 
-    def offer_bucket(self, summary: dict[str, Any], rows: Iterable[Any], rank: int | None = None) -> None:
-        """Hold the documents ``rows`` yields (a bucket's measurements, in row order); ``rank``: the
-        bucket's place in the generic read's order where the caller knows it (merged series)."""
+    def offer_bucket(self, summary: dict[str, Any], runs: Iterable[EncodedRun], rank: Any = None) -> None:
+        """Hold the measurements of ``runs`` (a bucket's accepted rows as BSON, in row order: at most one
+        run, ``rowfilter.accepted``); ``rank``: the bucket's place in the generic read's order where the
+        caller knows it (merged series)."""
         if rank is None and self.plan is not None:
             # the index's own order (the generic read's), which a reverse scan reads backwards
             self.visits += 1
             rank = -self.visits if self.plan.reverse else self.visits
         elif rank is None:
-            bucket_id = summary.get("_id")
-            rank = int.from_bytes(bucket_id.binary, "big") if isinstance(bucket_id, ObjectId) else 0
-        sign, field, limit, cut = self.sign, self.time_field, self.memory_limit, self.cut
-        run: list[tuple[float, int, int, int, Any]] = []
-        for row, doc in enumerate(rows):
-            ms = date_ms(doc.get(field))
-            t = sign * (-math.inf if ms is None else ms)
-            if cut is not None and (t, rank, row) > cut:
+            rank = summary.get("_id")
+            if not isinstance(rank, ObjectId):
+                rank = 0
+        high, low = _rank_words(rank)
+        base = 0
+        for run in runs:
+            docs = run.docs
+            n = len(docs)
+            sizes = run.sizes if run.sizes is not None else np.fromiter(map(len, docs), np.int64, n)
+            t = _times(docs, sizes, self.time_field) * self.sign
+            row = np.arange(base, base + n)
+            base += n
+            if self.cut is not None:
+                ct, ch, cl, cr = self.cut
+                keep = t < ct
+                if (high, low) < (ch, cl):
+                    keep |= t == ct
+                elif (high, low) == (ch, cl):
+                    keep |= (t == ct) & (row <= cr)
+                if not keep.all():
+                    picked = np.flatnonzero(keep)
+                    t, row, sizes = t[picked], row[picked], sizes[picked]
+                    docs = [docs[i] for i in picked.tolist()]
+                    n = len(docs)
+            if not n:
                 continue
-            if limit is None:
-                run.append((t, rank, row, 0, doc))
-                continue
-            size = estimate_size(doc)
-            run.append((t, rank, row, size, doc))
-            self.used += size
-            if self.used > limit:
-                self._add(run)
-                run = []
-                self._trim()
-                if self.used > limit:
-                    raise sort_limit_error(limit)
-                cut = self.cut
-        if run:
-            self._add(run)
+            order = np.argsort(t, kind="stable")
+            if not (order[1:] > order[:-1]).all():
+                t, row, sizes = t[order], row[order], sizes[order]
+                docs = [docs[i] for i in order.tolist()]
+            self._hold(_Run(t, row, docs, sizes, high, low))
+            self.count += n
+            self.used += int(sizes.sum())
         if self.k is not None and self.count >= 2 * max(self.k - self.emitted, 1):
             self._trim()
+        if self.used > self.memory_limit:
+            self._trim()  # (a limit: the best k may fit, as mongod's sorter trims before it spills)
+            if self.used > self.memory_limit:
+                if not self.allow_disk_use:
+                    raise sort_limit_error(self.memory_limit)
+                self._spill()
 
-    def _hold(self, run: list[Any], pos: int = 0) -> None:
-        if pos < len(run):
+    def _hold(self, run: _Run) -> None:
+        if len(run.t):
             self.seq += 1
-            heapq.heappush(self.runs, [run[pos][:3], self.seq, run, pos])
+            heapq.heappush(self.runs, [run.head(), self.seq, run])
 
-    def _add(self, run: list[Any]) -> None:
-        run.sort()
-        self.count += len(run)
-        self._hold(run)
+    def _everything(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bytes], np.ndarray]:
+        """Every measurement held in memory, in order (the runs taken)."""
+        parts = [(r.t, np.full(len(r.t), r.high, np.uint64), np.full(len(r.t), r.low, np.uint64), r.row, r.docs,
+                  r.sizes) for _, _, r in self.runs]
+        self.runs = []
+        self.count = 0
+        self.used = 0
+        return _ordered(parts)
 
     def _trim(self) -> None:
-        """Keep the best ``k`` left of the held documents (with a limit) and note the cut."""
+        """Keep the best ``k`` left of the held measurements (with a limit) and note the cut (the best
+        ``k`` of those held are at least as good as the best ``k`` of all: no worse one can place)."""
         if self.k is None:
             return
         left = self.k - self.emitted
         if self.count <= left or left <= 0:
             return
-        kept = heapq.nsmallest(left, itertools.chain.from_iterable(
-            itertools.islice(run, pos, None) for _, _, run, pos in self.runs))  # (sorted: one run)
-        self.runs = []
-        self._hold(kept)
-        self.count = len(kept)
-        self.cut = kept[-1][:3]
-        if self.memory_limit is not None:
-            self.used = sum(entry[3] for entry in kept)
+        t, high, low, row, docs, sizes = self._everything()
+        t, row, sizes, docs = t[:left], row[:left], sizes[:left], docs[:left]
+        self.cut = (int(t[-1]), int(high[left - 1]), int(low[left - 1]), int(row[-1]))
+        # (one run of several buckets: its rank words per row are kept by cutting it into same-rank pieces)
+        bounds = np.flatnonzero((high[1:left] != high[:left - 1]) | (low[1:left] != low[:left - 1])) + 1
+        for a, b in itertools.pairwise([0, *bounds.tolist(), left]):
+            self._hold(_Run(t[a:b], row[a:b], docs[a:b], sizes[a:b], int(high[a]), int(low[a])))
+        self.count = left
+        self.used = int(sizes.sum())
+
+    def _spill(self) -> None:
+        """Every measurement held in memory, in order, to one spilled run (records keyed for the merge)."""
+        used = self.used
+        t, high, low, row, docs, _ = self._everything()
+        keys = np.empty(len(docs), [("t", ">u8"), ("h", ">u4"), ("l", ">u8"), ("r", ">u4")])
+        keys["t"], keys["h"], keys["l"], keys["r"] = t.astype(np.int64).view(np.uint64) ^ np.uint64(_BIAS), \
+            high, low, row
+        packed = keys.tobytes()
+        width = _KEY.size
+        pack = _HEAD.pack
+        records = (pack(_DOC_AT + 1 + len(doc)) + _KEY_HEAD + packed[i * width:(i + 1) * width] + b"\x03d\x00"
+                   + doc + b"\x00" for i, doc in enumerate(docs))
+        run = spill.write_run(records, size=used)
+        del docs
+        self.spills += 1
+        self._next_record(spill.records(run))
+
+    def _next_record(self, records: Generator[bytes, None, None]) -> None:
+        record = next(records, None)
+        if record is not None:
+            t, high, low, row = _KEY.unpack_from(record, _KEY_AT)
+            self.seq += 1
+            heapq.heappush(self.spilled, [(t - _BIAS, high, low, row), self.seq, record, records])
+
+    def close(self) -> None:
+        """Drop the spilled runs (their files) of a read not read to its end."""
+        for _, _, _, records in self.spilled:
+            records.close()
+        self.spilled = []
 
     def edge(self, at_ms: int | None, side: str) -> float | None:
         """The best time a bucket whose ``control.<side>`` time is ``at_ms`` — and every bucket after it
@@ -254,38 +382,47 @@ class BoundedSort:
         edge = self.edge(self.control_ms(summary, self.order_by), self.order_by)
         return self.finished or self._beyond(edge), edge
 
-    def release(self, edge: float | None) -> Iterator[Any]:
-        """The held documents strictly better than ``edge`` (T), in order (None: every one: the read
-        ended), past the skip, up to the limit."""
+    def release(self, edge: float | None) -> list[bytes]:
+        """The held documents strictly before ``edge`` (T), in order (None: every one: the read ended),
+        past the skip, up to the limit: in memory and spilled."""
         if edge is not None:
             if edge <= self.released_to:  # (nothing held is better: it was released then)
-                return
+                return []
             self.released_to = edge
-        probe = (edge,)  # sorts before every entry of time ``edge``
-        out: list[tuple[float, int, int, int, Any]] = []
+        parts = []
         runs = self.runs
-        cut: list[tuple[list[Any], int]] = []
+        cut: list[_Run] = []
         while runs and (edge is None or runs[0][0][0] < edge):
-            _, _, run, pos = heapq.heappop(runs)
-            end = len(run) if edge is None else bisect.bisect_left(run, probe, pos)
-            out += run[pos:end] if pos or end < len(run) else run
-            cut.append((run, end))
-        for run, end in cut:  # (pushed back once the loop is over: their new heads are past the edge)
-            self._hold(run, end)
-        if not out:
-            return
-        # best last: each entry is popped as it goes, so a document the consumer took is not held here
-        # while the rest of a large release waits for the cursor's next batches
-        out.sort(reverse=True)
-        self.count -= len(out)
-        k, skip = self.k, self.shape.skip
-        while out:
-            if k is not None and self.emitted >= k:
-                break
-            entry = out.pop()
-            self.used -= entry[3]
-            self.emitted += 1
-            if self.emitted > skip:
-                yield entry[4]
-        if k is not None and self.emitted >= k:
+            run: _Run = heapq.heappop(runs)[2]
+            end = len(run.t) if edge is None else int(np.searchsorted(run.t, edge, "left"))
+            parts.append((run.t[:end], np.full(end, run.high, np.uint64), np.full(end, run.low, np.uint64),
+                          run.row[:end], run.docs[:end], run.sizes[:end]))
+            self.count -= end
+            self.used -= int(run.sizes[:end].sum())
+            if end < len(run.t):
+                run.t, run.row, run.docs, run.sizes = run.t[end:], run.row[end:], run.docs[end:], run.sizes[end:]
+                cut.append(run)
+        for run in cut:  # (pushed back once the loop is over: their new heads are past the edge)
+            self._hold(run)
+        spilled = self.spilled
+        if spilled and (edge is None or spilled[0][0][0] < edge):
+            keys: list[tuple[int, int, int, int]] = []
+            docs: list[bytes] = []
+            while spilled and (edge is None or spilled[0][0][0] < edge):
+                key, _, record, records = heapq.heappop(spilled)
+                keys.append(key)
+                docs.append(record[_DOC_AT:-1])
+                self._next_record(records)
+            t, high, low, row = zip(*keys, strict=True)
+            parts.append((np.array(t, np.int64), np.array(high, np.uint64), np.array(low, np.uint64),
+                          np.array(row, np.int64), docs, np.zeros(len(docs), np.int64)))
+        if not parts:
+            return []
+        out = _ordered(parts)[4]
+        del parts
+        start = max(self.shape.skip - self.emitted, 0)
+        stop = len(out) if self.k is None else min(len(out), self.k - self.emitted)
+        self.emitted += stop
+        if self.k is not None and self.emitted >= self.k:
             self.finished = True
+        return out[start:stop] if start or stop < len(out) else out

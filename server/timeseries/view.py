@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tidemark.protocol.codec import EncodedRun, decode_all
 from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.access_path import Plan
@@ -150,8 +151,10 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
             buckets = scan.newest_first(server, ns, spec.time_field, hi_s, info, predicate, timed.done_before)
         else:
             buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
-        return (_time_sorted_top(_interruptible(buckets), timed, spec, event_filter, fields, info, column_filter),
-                remaining[timed.shape.consumed:], info)
+        rest = remaining[timed.shape.consumed:]
+        return (_time_sorted_top(_interruptible(buckets), timed, spec, event_filter, fields, info, column_filter,
+                                 raw and not rest),
+                rest, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
         info["ixscan"] = Rendered(plan.ixscan_explain)
@@ -206,7 +209,7 @@ def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaini
         return None
     limit, disk = sort_memory if sort_memory is not None else (time_sort.DEFAULT_MEMORY_LIMIT, False)
     return time_sort.BoundedSort(shape, spec.time_field, spec.bucket_max_span_seconds or 3600, ordered, order_by,
-                                 memory_limit=None if disk else limit, series=series)
+                                 memory_limit=limit, allow_disk_use=disk, series=series)
 
 
 # A time sort through a buckets index merges the series' scans (mongod's SORT_MERGE of one index scan per
@@ -287,40 +290,61 @@ _MERGED_CHUNK = 16  # buckets handed on at a time (the bounded sort stops betwee
 
 def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.BoundedSort, spec: Any,
                      event_filter: EventFilter | None, fields: set[str] | None, info: dict[str, Any],
-                     column_filter: rowfilter.ColumnFilter | None) -> Iterator[Any]:
-    """The documents of the bounded sort, in order: buckets unpacked as ``_bucket_rows`` unpacks them,
-    in time order, each document given back once no later bucket can hold one before it, until none can
-    hold one to output (``time_sort`` for the rules)."""
+                     column_filter: rowfilter.ColumnFilter | None, raw: bool = False) -> Iterator[Any]:
+    """The documents of the bounded sort, in order: buckets unpacked as ``_bucket_rows`` unpacks them
+    (as BSON: what the sort holds), in time order, each document given back once no later bucket can
+    hold one before it, until none can hold one to output (``time_sort`` for the rules); ``raw``: as
+    ``EncodedRun``s for a cursor, else as measurements (dicts)."""
     time_field, meta_field = spec.time_field, spec.meta_field
     check = None
     ranked = timed.series is not None  # (rank, bucket) pairs (``_series_merged``)
     rank = None
-    for chunk in buckets:
-        for bucket in chunk:
-            if ranked:
-                rank, bucket = bucket
-            summary = bucket.summary()
-            done, edge = timed.arrival(summary)
-            if done:  # buckets come in time order: no later one can place either
-                break
-            if edge is not None:  # what no later bucket can precede is final
-                yield from timed.release(edge)
-                if timed.finished:
-                    return
-            if timed.skips(summary):
+    try:
+        for chunk in buckets:
+            for bucket in chunk:
+                if ranked:
+                    rank, bucket = bucket
+                summary = bucket.summary()
+                done, edge = timed.arrival(summary)
+                if done:  # buckets come in time order: no later one can place either
+                    break
+                if edge is not None:  # what no later bucket can precede is final
+                    yield from _given(timed.release(edge), raw)
+                    if timed.finished:
+                        return
+                if timed.skips(summary):
+                    continue
+                if check is None and event_filter is not None:
+                    check = event_filter.get()
+                within = timed.rows_worth(bucket)
+                if within is not None and not len(within):
+                    continue
+                info["bucketsUnpacked"] += 1
+                timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
+                                                               meta_field, True, within=within), rank)
+            else:
                 continue
-            if check is None and event_filter is not None:
-                check = event_filter.get()
-            within = timed.rows_worth(bucket)
-            if within is not None and not len(within):
-                continue
-            info["bucketsUnpacked"] += 1
-            timed.offer_bucket(summary, rowfilter.accepted(bucket, fields, check, column_filter, info, time_field,
-                                                           meta_field, within=within), rank)
+            break
+        yield from _given(timed.release(None), raw)
+    finally:
+        timed.close()
+
+
+_GIVEN = 1024  # documents handed on at a time: a release (a generation of aligned buckets) may be ~1M
+
+
+def _given(docs: list[bytes], raw: bool) -> Iterator[Any]:
+    """``docs`` (a release) handed on a stretch at a time, each stretch dropped from ``docs`` as it goes
+    (the documents the cursor took are not held here while the rest waits for its next batches)."""
+    docs.reverse()
+    while docs:
+        stretch = docs[-_GIVEN:]
+        del docs[-_GIVEN:]
+        stretch.reverse()
+        if raw:
+            yield EncodedRun(stretch)
         else:
-            continue
-        break
-    yield from timed.release(None)
+            yield from decode_all(b"".join(stretch))
 
 
 class Rendered:

@@ -13,7 +13,8 @@ What holds, against a real server and pymongo:
   0 without one (7.0's sorter option for "no limit"), and no blocking ``$sort``;
 - memory follows the overlap, not the collection: with the sort memory limit lowered far below the
   collection's size, the sort answers with allowDiskUse false; when the buckets overlapping in time
-  hold more than the limit, 292 (as mongod's bounded sorter), and allowDiskUse answers.
+  hold more than the limit, 292 (as mongod's bounded sorter), and allowDiskUse spills them (the profile
+  says usedDisk) and answers; the differential runs under a limit so small that it spills throughout.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import itertools
 
 import pytest
 from harness.parameters import server_parameter
+from harness.profiling import profiling
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
@@ -55,16 +57,20 @@ measurement = st.tuples(st.integers(0, 5),  # series
                         st.integers(0, 99))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(measurement, min_size=1, max_size=400), batches=st.integers(1, 5),
        descending=st.booleans(), meta_prefix=st.booleans(),
        skip=st.sampled_from([0, 0, 3]), limit=st.sampled_from([None, None, 1, 9, 1000]),
-       form=st.sampled_from(["find", "aggregate"]), span=st.sampled_from([60, 3600]))
-def test_a_time_sort_answers_the_generic_sort(db, rows, batches, descending, meta_prefix, skip, limit, form, span):
+       form=st.sampled_from(["find", "aggregate"]), span=st.sampled_from([60, 3600]),
+       projected=st.booleans(), memory=st.sampled_from([None, None, 600, 4096]))
+def test_a_time_sort_answers_the_generic_sort(db, client, rows, batches, descending, meta_prefix, skip, limit, form,
+                                              span, projected, memory):
     """Measurements inserted in ``batches`` (each in its own order: buckets reopened and overlapping in
-    time), sorted by time (or meta then time) both ways, with and without skip and limit: the generic
-    stable sort's answer, and the regular collection's measurements time by time; a sort on time alone
-    is the bounded sort, with the limit it absorbed (0: none)."""
+    time), sorted by time (or meta then time) both ways, with and without skip and limit, projected (the
+    documents made dicts for a stage) or not (the cursor takes the held BSON as it is), under the default
+    sort memory or one so small that the held measurements spill again and again (allowDiskUse): the
+    generic stable sort's answer, and the regular collection's measurements time by time; a sort on time
+    alone is the bounded sort, with the limit it absorbed (0: none)."""
     name = f"s{abs(hash((tuple(rows), batches, span))) % 10 ** 9}"
     db.drop_collection(name)
     db.drop_collection(name + "_reg")
@@ -82,15 +88,22 @@ def test_a_time_sort_answers_the_generic_sort(db, rows, batches, descending, met
         pipeline.append({"$skip": skip})
     if limit is not None:
         pipeline.append({"$limit": limit})
-    pipeline.append({"$project": {"_id": 0}})
+    if projected:
+        pipeline.append({"$project": {"_id": 0}})
+    shown = {"_id": 0} if projected else None
 
     def run(coll):
         if form == "find":
-            return list(coll.find({}, {"_id": 0}, sort=list(sort.items()), skip=skip, limit=limit or 0))
-        return list(coll.aggregate(pipeline))
+            return list(coll.find({}, shown, sort=list(sort.items()), skip=skip, limit=limit or 0,
+                                  allow_disk_use=True))
+        return list(coll.aggregate(pipeline, allowDiskUse=True))
 
-    got = run(db[name])
-    scanned = list(db[name].find({}, {"_id": 0}))  # the collection scan's order
+    if memory is None:
+        got = run(db[name])
+    else:
+        with server_parameter(client, "internalQueryMaxBlockingSortMemoryUsageBytes", memory):
+            got = run(db[name])
+    scanned = list(db[name].find({}, shown))  # the collection scan's order
     if meta_prefix:
         expected = sorted(_by_time(scanned, descending), key=lambda d: d["m"])
     else:
@@ -165,7 +178,8 @@ def test_a_sort_of_a_collection_far_larger_than_the_sort_memory_answers_without_
 def test_buckets_overlapping_past_the_sort_memory_fail_292_unless_disk_use_is_allowed(db, client):
     """Eighty series over the same minutes: every bucket starts at the same time, so the bounded sort
     holds them all before it can give one back — past the lowered limit, 292 with allowDiskUse false (as
-    mongod's bounded sorter); allowed, the answer. One series of them, ten hours long (~700 KB: far past
+    mongod's bounded sorter); allowed, the held measurements spill (the profile says usedDisk) and it
+    answers, both ways, projected or not. One series of them, ten hours long (~700 KB: far past
     the limit, 292 for a blocking sort), answers under the same limit: its buckets follow each other."""
     db.create_collection("wide", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.wide.insert_many([{"t": T0 + dt.timedelta(seconds=s), "m": m, "pad": "y" * 40}
@@ -177,8 +191,19 @@ def test_buckets_overlapping_past_the_sort_memory_fail_292_unless_disk_use_is_al
         with pytest.raises(OperationFailure) as failed:
             list(db.wide.find({}, {"_id": 0}, sort=[("t", 1)], allow_disk_use=False))
         assert failed.value.code == 292
-        assert "Sort exceeded memory limit of 65536 bytes" in str(failed.value)
-        got = list(db.wide.find({}, {"_id": 0}, sort=[("t", 1)], allow_disk_use=True))
-        assert got == _by_time(reference, False)
+        assert failed.value.details["codeName"] == "QueryExceededMemoryLimitNoDiskUseAllowed"
+        assert failed.value.details["errmsg"] == ("Sort exceeded memory limit of 65536 bytes, but did not opt in "
+                                                  "to external sorting.")
+        for direction in (1, -1):
+            with profiling(db):
+                got = list(db.wide.aggregate([{"$sort": {"t": direction}}, {"$project": {"_id": 0}}],
+                                             allowDiskUse=True))
+            assert got == _by_time(reference, direction == -1)
+            # the held measurements went to disk: a spill (mongod's bounded sorter spills its heap), in the
+            # aggregate or in a getMore (descending, the one long series' newest buckets come first)
+            assert db.system.profile.count_documents({"usedDisk": True}) > 0
+            db.drop_collection("system.profile")
+            got = list(db.wide.find({}, sort=[("t", direction)], allow_disk_use=True))  # (the BSON held, as it is)
+            assert [{k: v for k, v in d.items() if k != "_id"} for d in got] == _by_time(reference, direction == -1)
         one = list(db.wide.find({"m": 7}, {"_id": 0}, sort=[("t", -1)], allow_disk_use=False))
         assert one == _by_time([d for d in reference if d["m"] == 7], True)
