@@ -216,6 +216,7 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
     ``$_internalUnpackBucket`` (``explain_shape``). ``info``: the read's explain info (counters filled
     as read); ``rest``: the remaining stages in explain form."""
     info = view.explain_info(info)
+    sorted_stats = info.pop("timeSortStats", None)  # (the bounded sort's executionStats, on its stage)
     # the plan shows the bucket filter as 7.0 writes it; Tidemark's own (what ran) stays in ``timeseries``
     bucket_filter = explain_shape.bucket_filter(info.pop("shownBucketFilter", None) or {},
                                                 uses_extended_range=uses_extended_range)
@@ -254,6 +255,9 @@ def explain_stages(buckets_ns: str, info: dict, rest: list[dict], n: int | None,
         if shaped.unpack_index is not None:
             stages[shaped.unpack_index].update(nReturned=info["measurementsReturned"],
                                                executionTimeMillisEstimate=millis)
+        for stage in stages if sorted_stats is not None else ():
+            if "$_internalBoundedSort" in stage:  # (7.0: the sorter's stats beside the stage's spec)
+                stage.update(sorted_stats)
         if stages and len(stages) - 1 != shaped.unpack_index:
             stages[-1].update(nReturned=n, executionTimeMillisEstimate=millis)
     return [{"$cursor": cursor}, *stages]

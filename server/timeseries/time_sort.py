@@ -46,12 +46,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import os
 import struct
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from bson.int64 import Int64
 from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import EncodedRun, decode
@@ -123,6 +125,7 @@ _KEY = struct.Struct(">QIQI")
 _KEY_AT = 12  # int32 length, 0x05 "k" NUL, int32 24, subtype 0: the key's offset
 _DOC_AT = _KEY_AT + _KEY.size + 3  # then 0x03 "d" NUL: the document's
 _HEAD = struct.Struct("<i")
+STRETCH = 1024  # documents a release hands on at a time (a generation of aligned buckets may be ~1M)
 _KEY_HEAD = b"\x05k\x00" + _HEAD.pack(_KEY.size) + b"\x00"
 
 
@@ -150,6 +153,16 @@ def _times(docs: list[bytes], sizes: np.ndarray, field: str) -> np.ndarray:
         ms = date_ms(decode(docs[i]).get(field))
         times[i] = _NO_TIME if ms is None else ms
     return times
+
+
+def _keyed(records: Generator[bytes, None, None]) -> Generator[tuple[tuple[int, int, int, int], bytes], None, None]:
+    """A spilled run's (key, document) pairs, in order."""
+    try:
+        for record in records:
+            t, high, low, row = _KEY.unpack_from(record, _KEY_AT)
+            yield (t - _BIAS, high, low, row), record[_DOC_AT:-1]
+    finally:
+        records.close()
 
 
 class _Run:
@@ -189,7 +202,7 @@ class BoundedSort:
 
     __slots__ = ("shape", "k", "time_field", "span_ms", "runs", "count", "sign", "plan", "visits", "order_by",
                  "memory_limit", "allow_disk_use", "used", "series", "cut", "emitted", "finished", "released_to",
-                 "seq", "spilled", "spills")
+                 "seq", "spilled", "spills", "bytes_sorted", "spilled_bytes")
 
     def __init__(self, shape: TimeSortShape, time_field: str, span_s: int, plan: Any = None,
                  order_by: str = "min", *, memory_limit: int = DEFAULT_MEMORY_LIMIT, allow_disk_use: bool = False,
@@ -216,8 +229,15 @@ class BoundedSort:
         self.emitted = 0  # documents released (the skipped ones included)
         self.finished = False  # k released: nothing more to read
         self.released_to = -math.inf  # the last edge released to (edges only grow: buckets come in order)
-        self.spilled: list[list[Any]] = []  # heap of [key, sequence, record, the run's records]
-        self.spills = 0
+        self.spilled: list[list[Any]] = []  # the merge: heap of [key, sequence, document, the source's rest]
+        self.spills = 0  # (explain's executionStats: spills, usedDisk, spilledDataStorageSize — the files' bytes —
+        self.spilled_bytes = 0  # and totalDataSizeSortedBytesEstimate, every measurement held's bytes)
+        self.bytes_sorted = 0
+
+    def stats(self) -> dict[str, Any]:
+        """The ``$_internalBoundedSort`` stage's executionStats (document_source_sort.cpp's serialize)."""
+        return {"totalDataSizeSortedBytesEstimate": Int64(self.bytes_sorted), "usedDisk": self.spills > 0,
+                "spills": Int64(self.spills), "spilledDataStorageSize": Int64(self.spilled_bytes)}
 
     def _cut_ms(self) -> float | None:
         """The time of the cut (no worse document can be output), or None: anything may enter."""
@@ -264,7 +284,9 @@ class BoundedSort:
                 docs = [docs[i] for i in order.tolist()]
             self._hold(_Run(t, row, docs, sizes, high, low))
             self.count += n
-            self.used += int(sizes.sum())
+            held = int(sizes.sum())
+            self.used += held
+            self.bytes_sorted += held
         if self.k is not None and self.count >= 2 * max(self.k - self.emitted, 1):
             self._trim()
         if self.used > self.memory_limit:
@@ -321,19 +343,22 @@ class BoundedSort:
         run = spill.write_run(records, size=used)
         del docs
         self.spills += 1
+        self.spilled_bytes += os.fstat(run.fileno()).st_size
         self._next_record(spill.records(run))
 
     def _next_record(self, records: Generator[bytes, None, None]) -> None:
-        record = next(records, None)
-        if record is not None:
-            t, high, low, row = _KEY.unpack_from(record, _KEY_AT)
+        """A spilled run joins the merge (its records keyed as they are read)."""
+        source = _keyed(records)
+        first = next(source, None)
+        if first is not None:
             self.seq += 1
-            heapq.heappush(self.spilled, [(t - _BIAS, high, low, row), self.seq, record, records])
+            heapq.heappush(self.spilled, [first[0], self.seq, first[1], source])
 
     def close(self) -> None:
         """Drop the spilled runs (their files) of a read not read to its end."""
-        for _, _, _, records in self.spilled:
-            records.close()
+        for _, _, _, source in self.spilled:
+            if hasattr(source, "close"):  # (a spilled run's; what was held is a plain iterator)
+                source.close()
         self.spilled = []
 
     def edge(self, at_ms: int | None, side: str) -> float | None:
@@ -382,12 +407,14 @@ class BoundedSort:
         edge = self.edge(self.control_ms(summary, self.order_by), self.order_by)
         return self.finished or self._beyond(edge), edge
 
-    def release(self, edge: float | None) -> list[bytes]:
+    def release(self, edge: float | None) -> Iterator[list[bytes]]:
         """The held documents strictly before ``edge`` (T), in order (None: every one: the read ended),
-        past the skip, up to the limit: in memory and spilled."""
+        past the skip, up to the limit — in memory and spilled — as stretches of at most ``STRETCH``
+        (a release of spilled runs streams: one record of each run read at a time). Each stretch is
+        taken before the next is made: a caller reads a release to its end before it offers a bucket."""
         if edge is not None:
             if edge <= self.released_to:  # (nothing held is better: it was released then)
-                return []
+                return
             self.released_to = edge
         parts = []
         runs = self.runs
@@ -406,23 +433,52 @@ class BoundedSort:
             self._hold(run)
         spilled = self.spilled
         if spilled and (edge is None or spilled[0][0][0] < edge):
-            keys: list[tuple[int, int, int, int]] = []
-            docs: list[bytes] = []
-            while spilled and (edge is None or spilled[0][0][0] < edge):
-                key, _, record, records = heapq.heappop(spilled)
-                keys.append(key)
-                docs.append(record[_DOC_AT:-1])
-                self._next_record(records)
-            t, high, low, row = zip(*keys, strict=True)
-            parts.append((np.array(t, np.int64), np.array(high, np.uint64), np.array(low, np.uint64),
-                          np.array(row, np.int64), docs, np.zeros(len(docs), np.int64)))
-        if not parts:
-            return []
-        out = _ordered(parts)[4]
-        del parts
+            if parts:  # what is held joins the merge as one more source (all of it before the edge)
+                t, high, low, row, docs, _ = _ordered(parts)
+                parts = []
+                held = zip(zip(t.tolist(), high.tolist(), low.tolist(), row.tolist(), strict=True), docs,
+                           strict=True)
+                first = next(held)
+                self.seq += 1
+                heapq.heappush(spilled, [first[0], self.seq, first[1], held])
+            yield from self._merged(edge)
+        elif parts:
+            docs = _ordered(parts)[4]
+            del parts
+            docs.reverse()  # (taken from the end, a stretch at a time: what was given is not held here)
+            while docs and not self.finished:
+                stretch = docs[-STRETCH:]
+                del docs[-STRETCH:]
+                stretch.reverse()
+                yield self._counted(stretch)
+
+    def _merged(self, edge: float | None) -> Iterator[list[bytes]]:
+        """The sources' documents (spilled runs, and what was held) before ``edge``, merged, a stretch at a
+        time."""
+        spilled = self.spilled
+        stretch: list[bytes] = []
+        while spilled and (edge is None or spilled[0][0][0] < edge):
+            top = spilled[0]
+            stretch.append(top[2])
+            following = next(top[3], None)
+            if following is None:
+                heapq.heappop(spilled)
+            else:
+                top[0], top[2] = following
+                heapq.heapreplace(spilled, top)
+            if len(stretch) == STRETCH:
+                yield self._counted(stretch)
+                stretch = []
+                if self.finished:
+                    return
+        if stretch:
+            yield self._counted(stretch)
+
+    def _counted(self, stretch: list[bytes]) -> list[bytes]:
+        """``stretch`` (the next documents in order) past the skip and up to the limit."""
         start = max(self.shape.skip - self.emitted, 0)
-        stop = len(out) if self.k is None else min(len(out), self.k - self.emitted)
+        stop = len(stretch) if self.k is None else min(len(stretch), self.k - self.emitted)
         self.emitted += stop
         if self.k is not None and self.emitted >= self.k:
             self.finished = True
-        return out[start:stop] if start or stop < len(out) else out
+        return stretch[start:stop] if start or stop < len(stretch) else stretch

@@ -137,6 +137,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan, sort_memory)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
+        info["timeSortStats"] = Rendered(timed.stats)  # (as read: explain's executionStats)
         if timed.series is not None:  # several series: their index scans in time order, merged
             info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
             info["ixscan"] = Rendered(plan.ixscan_explain)  # (the bounds of all of them)
@@ -330,17 +331,9 @@ def _time_sorted_top(buckets: Iterator[list[Any]], timed: time_sort.BoundedSort,
         timed.close()
 
 
-_GIVEN = 1024  # documents handed on at a time: a release (a generation of aligned buckets) may be ~1M
-
-
-def _given(docs: list[bytes], raw: bool) -> Iterator[Any]:
-    """``docs`` (a release) handed on a stretch at a time, each stretch dropped from ``docs`` as it goes
-    (the documents the cursor took are not held here while the rest waits for its next batches)."""
-    docs.reverse()
-    while docs:
-        stretch = docs[-_GIVEN:]
-        del docs[-_GIVEN:]
-        stretch.reverse()
+def _given(stretches: Iterator[list[bytes]], raw: bool) -> Iterator[Any]:
+    """A release's stretches as ``EncodedRun``s for a cursor (``raw``), else as measurements (dicts)."""
+    for stretch in stretches:
         if raw:
             yield EncodedRun(stretch)
         else:

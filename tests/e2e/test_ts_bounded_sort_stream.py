@@ -42,6 +42,11 @@ def _bounded(stages: list[dict]) -> list[dict]:
     return [s["$_internalBoundedSort"] for s in stages if "$_internalBoundedSort" in s]
 
 
+def _bounded_stats(explained: dict) -> dict:
+    stage = next(s for s in explained["stages"] if "$_internalBoundedSort" in s)
+    return {k: v for k, v in stage.items() if k != "$_internalBoundedSort"}
+
+
 def _by_time(docs: list[dict], descending: bool) -> list[dict]:
     return sorted(docs, key=lambda d: d["t"], reverse=descending)  # stable: the scan's order of ties
 
@@ -203,7 +208,16 @@ def test_buckets_overlapping_past_the_sort_memory_fail_292_unless_disk_use_is_al
             # aggregate or in a getMore (descending, the one long series' newest buckets come first)
             assert db.system.profile.count_documents({"usedDisk": True}) > 0
             db.drop_collection("system.profile")
+            # explain's executionStats show the bounded sorter's spills as 7.0's stage does
+            stats = _bounded_stats(db.command("explain", {"aggregate": "wide", "pipeline": [{"$sort": {"t": direction}}],
+                                                          "cursor": {}, "allowDiskUse": True},
+                                              verbosity="executionStats"))
+            assert stats["usedDisk"] is True and stats["spills"] >= 1 and stats["spilledDataStorageSize"] > 0
+            assert stats["totalDataSizeSortedBytesEstimate"] > 64 * 1024
             got = list(db.wide.find({}, sort=[("t", direction)], allow_disk_use=True))  # (the BSON held, as it is)
             assert [{k: v for k, v in d.items() if k != "_id"} for d in got] == _by_time(reference, direction == -1)
         one = list(db.wide.find({"m": 7}, {"_id": 0}, sort=[("t", -1)], allow_disk_use=False))
         assert one == _by_time([d for d in reference if d["m"] == 7], True)
+        stats = _bounded_stats(db.command("explain", {"find": "wide", "filter": {"m": 7}, "sort": {"t": -1}},
+                                          verbosity="executionStats"))
+        assert stats["usedDisk"] is False and stats["spills"] == 0 and stats["spilledDataStorageSize"] == 0

@@ -13,12 +13,13 @@ import datetime as dt
 
 import pytest
 from bson.objectid import ObjectId
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tidemark.protocol.codec import EncodedRun, decode, encode_in_order
 from tidemark.protocol.errors import MongoError
 from tidemark.query import spill
+from tidemark.timeseries import time_sort
 from tidemark.timeseries.time_sort import BoundedSort, TimeSortShape
 
 T0 = dt.datetime(2024, 5, 1)
@@ -44,23 +45,28 @@ def _sorted(buckets: list, descending: bool, skip: int, limit: int | None, memor
     try:
         for summary, run, _ in buckets:
             edge = sorter.edge(sorter.control_ms(summary, "min"), "min")
-            out += sorter.release(edge)
+            for stretch in sorter.release(edge):
+                out += stretch
             if sorter.finished:
                 break
             sorter.offer_bucket(summary, [run])
             assert disk or sorter.used <= memory
         else:
-            out += sorter.release(None)
+            for stretch in sorter.release(None):
+                out += stretch
     finally:
         sorter.close()
     return [decode(d) for d in out]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shapes=st.lists(bucket, min_size=1, max_size=25), descending=st.booleans(),
-       memory=st.sampled_from([1, 300, 2000, 10_000, 10 ** 9]), skip=st.sampled_from([0, 0, 5]),
+       memory=st.sampled_from([1, 300, 2000, 10_000, 10 ** 9]),
+       stretch=st.sampled_from([1, 3, 1024]), skip=st.sampled_from([0, 0, 5]),
        limit=st.sampled_from([None, None, 1, 17]), disk=st.booleans())
-def test_the_bounded_sorter_answers_the_stable_sort_spilled_or_not(shapes, descending, memory, skip, limit, disk):
+def test_the_bounded_sorter_answers_the_stable_sort_spilled_or_not(monkeypatch, shapes, descending, memory, stretch,
+                                                                   skip, limit, disk):
+    monkeypatch.setattr(time_sort, "STRETCH", stretch)  # (releases handed on in stretches of 1, 3, ...)
     buckets = []
     for i, (start, offsets) in enumerate(shapes):
         oid = ObjectId((start * SPAN).to_bytes(4, "big") + i.to_bytes(8, "big"))
