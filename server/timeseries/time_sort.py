@@ -58,6 +58,7 @@ from bson.objectid import ObjectId
 
 from tidemark.protocol.codec import EncodedRun, decode
 from tidemark.query import spill
+from tidemark.query.interrupt import tick
 from tidemark.query.sort import sort_limit_error
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.columns import DATE
@@ -476,6 +477,7 @@ class BoundedSort:
 
     def _counted(self, stretch: list[bytes]) -> list[bytes]:
         """``stretch`` (the next documents in order) past the skip and up to the limit."""
+        tick()  # (a release of spilled runs may be the whole collection: killOp and maxTimeMS reach it)
         start = max(self.shape.skip - self.emitted, 0)
         stop = len(stretch) if self.k is None else min(len(stretch), self.k - self.emitted)
         self.emitted += stop
