@@ -184,8 +184,9 @@ def test_buckets_overlapping_past_the_sort_memory_fail_292_unless_disk_use_is_al
     """Eighty series over the same minutes: every bucket starts at the same time, so the bounded sort
     holds them all before it can give one back — past the lowered limit, 292 with allowDiskUse false (as
     mongod's bounded sorter); allowed, the held measurements spill (the profile says usedDisk) and it
-    answers, both ways, projected or not. One series of them, ten hours long (~700 KB: far past
-    the limit, 292 for a blocking sort), answers under the same limit: its buckets follow each other."""
+    answers, both ways, projected or not (allowDiskUse absent: allowDiskUseByDefault decides). One series
+    of them, ten hours long (~700 KB: far past the limit, 292 for a blocking sort), answers under the same
+    limit: its buckets follow each other."""
     db.create_collection("wide", timeseries={"timeField": "t", "metaField": "m", "granularity": "seconds"})
     db.wide.insert_many([{"t": T0 + dt.timedelta(seconds=s), "m": m, "pad": "y" * 40}
                          for s in range(0, 600, 5) for m in range(80)])
@@ -216,6 +217,12 @@ def test_buckets_overlapping_past_the_sort_memory_fail_292_unless_disk_use_is_al
             assert stats["totalDataSizeSortedBytesEstimate"] > 64 * 1024
             got = list(db.wide.find({}, sort=[("t", direction)], allow_disk_use=True))  # (the BSON held, as it is)
             assert [{k: v for k, v in d.items() if k != "_id"} for d in got] == _by_time(reference, direction == -1)
+        # allowDiskUse absent: allowDiskUseByDefault decides (true: a spill; false: 292)
+        assert list(db.wide.find({}, {"_id": 0}, sort=[("t", 1)])) == _by_time(reference, False)
+        with server_parameter(client, "allowDiskUseByDefault", False):
+            with pytest.raises(OperationFailure) as failed:
+                list(db.wide.aggregate([{"$sort": {"t": -1}}]))
+            assert failed.value.code == 292
         one = list(db.wide.find({"m": 7}, {"_id": 0}, sort=[("t", -1)], allow_disk_use=False))
         assert one == _by_time([d for d in reference if d["m"] == 7], True)
         stats = _bounded_stats(db.command("explain", {"find": "wide", "filter": {"m": 7}, "sort": {"t": -1}},
