@@ -39,7 +39,7 @@ from tidemark.storage.errors import EngineClosed
 from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import journal
 from tidemark.timeseries.bucket import full_documents
-from tidemark.timeseries.catalog import BucketCatalog
+from tidemark.timeseries.catalog import MAINTENANCE_SLICE, BucketCatalog
 from tidemark.timeseries.states import IN_MEMORY
 
 log = logging.getLogger("tidemark.timeseries")
@@ -310,25 +310,31 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             continue
         bucket.in_flight = hi
         plan.rows.append((bucket, lo, hi))
-    taken = 0
-    for queue in queued:
-        while queue and taken < FULL_WRITES_PER_COMMIT:
-            queued_bucket = queue.popleft()()
-            if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
-                continue  # written meanwhile (queued twice), resumed, or dropped
-            bucket = queued_bucket
-            state = catalog.get(bucket.ns)
-            if state is None or state.live.get(bucket.id) is not bucket:
-                continue
-            lo, hi = bucket.durable, bucket.count
-            if hi != lo or bucket.in_flight != hi:
-                catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
-                continue
-            taken += 1
-            handled.setdefault(bucket.table, set()).add(bucket.slot)
-            bucket.needs_full = False
-            cast(CollectionPlan, plan_of(bucket.ns)).deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
-            cast(CollectionPlan, plan_of(bucket.ns)).rows.append((bucket, lo, hi))
+    # the two queues take turns (a fair share each while both wait; the deferrable list interleaved, so
+    # the writer's CPU budget cuts both alike): served leaving-first, a steady stream of expiries (a
+    # series count over what the threshold holds) kept the checkpoints from ever being written, and the
+    # journal was never trimmed past the first record naming a bucket that stayed in memory
+    taken = turn = 0
+    while taken < FULL_WRITES_PER_COMMIT and (queued[0] or queued[1]):
+        queue = queued[turn] if queued[turn] else queued[1 - turn]
+        queued_bucket = queue.popleft()()
+        if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
+            continue  # written meanwhile (queued twice), resumed, or dropped
+        bucket = queued_bucket
+        state = catalog.get(bucket.ns)
+        if state is None or state.live.get(bucket.id) is not bucket:
+            continue
+        lo, hi = bucket.durable, bucket.count
+        if hi != lo or bucket.in_flight != hi:
+            catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
+            continue
+        taken += 1
+        turn = 1 - turn
+        handled.setdefault(bucket.table, set()).add(bucket.slot)
+        bucket.needs_full = False
+        plan = cast(CollectionPlan, plan_of(bucket.ns))
+        plan.deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+        plan.rows.append((bucket, lo, hi))
     catalog.compact_queued()
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
@@ -397,6 +403,9 @@ class Committer:
         self._draining = asyncio.Event()
         self._draining.set()  # cleared while a drain waits for inserts in progress
         self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # ns -> the newest journal record's seq at the last periodic checkpoint: records up to it are
+        # a whole interval old at the next one, which writes every bucket still holding them in full
+        self._horizon: dict[str, int] = {}
 
     def turn(self, ns: str) -> asyncio.Lock:
         """The insert turn of ``ns``: held from an insert's backpressure wait to the end of its routing,
@@ -493,6 +502,14 @@ class Committer:
         return errors
 
     # -- collections
+    def backlog(self) -> dict[str, int]:
+        """Gauges of what waits (serverStatus ``bucketCatalog.writes``): journal records not yet trimmed
+        (a record goes once every bucket it names is stored in full) and the queued full writes, of
+        buckets leaving memory and of checkpoints (entries; stale ones until ``compact_queued``)."""
+        leaving, checkpoints = self.catalog.queued_fulls
+        return {"journalRecordsHeld": sum(len(log_.records) for log_ in self.logs.values()),
+                "queuedLeavingFullWrites": len(leaving), "queuedCheckpointFullWrites": len(checkpoints)}
+
     async def forget_collection(self, ns: str) -> None:
         """The collection is being dropped: forget its buckets and its journal records."""
         self.catalog.forget(ns)
@@ -536,6 +553,43 @@ class Committer:
                 await self.commit(())
             else:
                 await asyncio.sleep(0)
+        if not force:
+            marked += await self._mark_journal_holders(ns)
+        return marked
+
+    async def _mark_journal_holders(self, ns: str | None) -> int:
+        """The periodic checkpoint's second rule: every bucket in memory still holding a journal record
+        from before the last checkpoint is marked for a full write, however little it grew. A record
+        names the buckets of a whole insert (up to a table's), and goes only once every one of them is
+        stored: the doubling rule alone let one bucket that stays in memory, one row per round of a
+        load (a million series), keep every later record — the journal grew for as long as the load
+        ran. So the journal holds at most about two checkpoint intervals of records (and whatever the
+        writer has not reached yet). Walks only those records' buckets, ``MAINTENANCE_SLICE`` at a time."""
+        marked = examined = 0
+        catalog = self.catalog
+        for name, log_ in list(self.logs.items()):
+            if ns is not None and name != ns:
+                continue
+            horizon = self._horizon.get(name)
+            self._horizon[name] = log_.records[-1][0] if log_.records else -1
+            if horizon is None:
+                continue
+            state = catalog.get(name)
+            for refs, tos in log_.holding(horizon):
+                for ref, to in zip(refs, tos, strict=True):
+                    examined += 1
+                    if examined % MAINTENANCE_SLICE == 0:
+                        await (self.commit(()) if marked else asyncio.sleep(0))
+                        state = catalog.get(name)
+                    bucket = ref()
+                    if bucket is None or bucket.stored_count >= to or bucket.needs_full or state is None:
+                        continue  # covered, gone, already marked, or its collection dropped
+                    live = state.live.get(bucket.id)
+                    if live is bucket and live is not None and live.state in IN_MEMORY:
+                        catalog.mark_full(live)
+                        marked += 1
+        if marked:
+            await self.commit(())
         return marked
 
     def start_maintenance(self) -> None:

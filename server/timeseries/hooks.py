@@ -45,7 +45,7 @@ async def on_startup(state: Any) -> None:
         # a series explosion's 200,000 buckets would otherwise hold the loop ~130 ms per serverStatus
         snapshot = catalog.live_snapshot()
         counted = await asyncio.get_running_loop().run_in_executor(None, catalog.server_status, snapshot)
-        return {**counted, "writes": committer.counters.as_dict()}
+        return {**counted, "writes": {**committer.counters.as_dict(), **committer.backlog()}}
 
     state.status_sections["bucketCatalog"] = status
     committer.start_maintenance()

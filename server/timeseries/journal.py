@@ -194,3 +194,13 @@ class CommitLog:
     def trimmed(self, n: int) -> None:
         for _ in range(min(n, len(self.records))):
             self.records.popleft()
+
+    def holding(self, upto: int) -> list[tuple[list[Any], list[int]]]:
+        """The records up to seq ``upto`` (oldest first), each as its buckets not known covered:
+        ``(weak references, tos)`` past its ``checked`` prefix — what keeps them in the journal."""
+        held = []
+        for seq, buckets, tos, checked in self.records:
+            if seq > upto:
+                break
+            held.append((buckets[checked:], tos[checked:]))
+        return held
