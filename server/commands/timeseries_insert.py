@@ -117,5 +117,20 @@ async def _route(ctx: CommandContext, catalog: Any, committer: Any, state: Any, 
                         load.close()
                     if end < batch.n:
                         await asyncio.sleep(0)
+                        await _leaving_backpressure(catalog, committer, limits)
         catalog.expire_idle(limits)
     return prepared
+
+
+async def _leaving_backpressure(catalog: Any, committer: Any, limits: rules.Limits) -> None:
+    """Between routing slices: while the buckets leaving memory (expired for the new buckets this insert
+    opens) are more than the leaving allowance, their full writes go out in commits of their own
+    (``Committer.write_leaving``), so an insert of many new series holds about the allowance + one
+    slice's expiries, not one expiry per new series until its commit. Stops when a commit frees nothing
+    (storage refuses, or what leaves is not idle yet: the insert's commit takes it)."""
+    allowance = leaving_allowance(limits.memory_threshold)
+    while catalog.leaving_bytes > allowance:
+        before = catalog.leaving_bytes
+        await committer.write_leaving()
+        if catalog.leaving_bytes >= before:
+            return

@@ -847,6 +847,11 @@ class BucketCatalog:
             move(bucket, Event.ARCHIVE)  # (not one of its series' archived buckets: retired at once)
         state.stats[Rollover.MEMORY_THRESHOLD.statistic] += 1
         self.retire(state, bucket)
+        # idle (the caller checked): queued for its full write now, where the next drain would queue it,
+        # so an insert routing many new series reaches it without a drain (``commit.drain_leaving``:
+        # one would take the insert's routed rows with it)
+        if self.dirty.pop(id(bucket), None) is not None:
+            self.queued_fulls[0].append(weakref.ref(bucket))
 
     def _close_probation(self) -> int:
         """``make_room``'s first choice: buckets reopened by query that no routing used since the one

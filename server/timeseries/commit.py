@@ -255,6 +255,57 @@ class CollectionPlan:
                     yield table.buckets[slot], a, b
 
 
+def _take_queued(catalog: BucketCatalog, queues: tuple[Any, ...], plan_of: Callable[[str], CollectionPlan | None],
+                 handled: dict[Any, set[int]]) -> None:
+    """Up to ``FULL_WRITES_PER_COMMIT`` queued full writes of idle buckets into their plans' deferrable
+    lists, the ``queues`` taking turns."""
+    # the two queues take turns (a fair share each while both wait; the deferrable list interleaved, so
+    # the writer's CPU budget cuts both alike): served leaving-first, a steady stream of expiries (a
+    # series count over what the threshold holds) kept the checkpoints from ever being written, and the
+    # journal was never trimmed past the first record naming a bucket that stayed in memory
+    taken = turn = 0
+    while taken < FULL_WRITES_PER_COMMIT and any(queues):
+        queue = queues[turn] if queues[turn] else next(q for q in queues if q)
+        queued_bucket = queue.popleft()()
+        if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
+            continue  # written meanwhile (queued twice), resumed, or dropped
+        state = catalog.get(queued_bucket.ns)
+        bucket = state.live.get(queued_bucket.id) if state is not None else None
+        if bucket is None or bucket is not queued_bucket:
+            continue
+        lo, hi = bucket.durable, bucket.count
+        if hi != lo or bucket.in_flight != hi:
+            catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
+            continue
+        taken += 1
+        turn = (turn + 1) % len(queues)
+        handled.setdefault(bucket.table, set()).add(bucket.slot)
+        bucket.needs_full = False
+        plan = cast(CollectionPlan, plan_of(bucket.ns))
+        plan.deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
+        plan.rows.append((bucket, lo, hi))
+
+
+def drain_leaving(catalog: BucketCatalog) -> dict[str, CollectionPlan]:
+    """Only the queued full writes of buckets leaving memory (idle: nothing uncommitted), for a commit
+    while an insert is routing (``Committer.write_leaving``): nothing of any insert, no journal trim
+    (trims are planned by full drains only, one at a time)."""
+    plans: dict[str, CollectionPlan] = {}
+
+    def plan_of(ns: str) -> CollectionPlan | None:
+        plan = plans.get(ns)
+        if plan is None:
+            state = catalog.get(ns)
+            if state is None:
+                return None
+            plan = plans[ns] = CollectionPlan(state)
+        return plan
+
+    _take_queued(catalog, catalog.queued_fulls[:1], plan_of, {})
+    catalog.deferred = len(catalog.queued_fulls[0]) + len(catalog.queued_fulls[1])
+    return {ns: plan for ns, plan in plans.items() if not plan.empty()}
+
+
 def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionPlan]:
     """Everything appended and every full write pending, as per-collection plans (event loop)."""
     plans: dict[str, CollectionPlan] = {}
@@ -310,31 +361,7 @@ def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionP
             continue
         bucket.in_flight = hi
         plan.rows.append((bucket, lo, hi))
-    # the two queues take turns (a fair share each while both wait; the deferrable list interleaved, so
-    # the writer's CPU budget cuts both alike): served leaving-first, a steady stream of expiries (a
-    # series count over what the threshold holds) kept the checkpoints from ever being written, and the
-    # journal was never trimmed past the first record naming a bucket that stayed in memory
-    taken = turn = 0
-    while taken < FULL_WRITES_PER_COMMIT and (queued[0] or queued[1]):
-        queue = queued[turn] if queued[turn] else queued[1 - turn]
-        queued_bucket = queue.popleft()()
-        if queued_bucket is None or not queued_bucket.needs_full or queued_bucket.state not in IN_MEMORY:
-            continue  # written meanwhile (queued twice), resumed, or dropped
-        bucket = queued_bucket
-        state = catalog.get(bucket.ns)
-        if state is None or state.live.get(bucket.id) is not bucket:
-            continue
-        lo, hi = bucket.durable, bucket.count
-        if hi != lo or bucket.in_flight != hi:
-            catalog.mark_full(bucket)  # rows came meanwhile: the next drain takes it with them
-            continue
-        taken += 1
-        turn = 1 - turn
-        handled.setdefault(bucket.table, set()).add(bucket.slot)
-        bucket.needs_full = False
-        plan = cast(CollectionPlan, plan_of(bucket.ns))
-        plan.deferrable.append((bucket, hi, bucket.columns, dict(bucket.table.data), bucket.size))
-        plan.rows.append((bucket, lo, hi))
+    _take_queued(catalog, queued, plan_of, handled)
     catalog.compact_queued()
     catalog.deferred = len(queued[0]) + len(queued[1])
     for table, listed in pure_slots.items():
@@ -398,8 +425,8 @@ class Committer:
         self.counters = WriteCounters()
         self.logs: dict[str, journal.CommitLog] = {}  # ns -> records still in the journal
         self._routing = 0  # inserts routing in slices right now
-        self._routed = asyncio.Event()
-        self._routed.set()
+        self._wake = asyncio.Event()  # a drain waiting for inserts in progress: one ended, or asks (``write_leaving``)
+        self._leaving: list[asyncio.Future[None]] = []  # inserts routing now that wait in ``write_leaving``
         self._draining = asyncio.Event()
         self._draining.set()  # cleared while a drain waits for inserts in progress
         self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -426,13 +453,27 @@ class Committer:
         while not self._draining.is_set():
             await self._draining.wait()
         self._routing += 1
-        self._routed.clear()
         try:
             yield
         finally:
             self._routing -= 1
             if not self._routing:
-                self._routed.set()
+                self._wake.set()
+
+    async def write_leaving(self) -> None:
+        """Called by an insert between its routing slices: the next commit writes in full only idle
+        buckets leaving memory (``drain_leaving``; the inserts routing now stay out of it, as a commit
+        carries whole inserts) and this returns once it is done. The expiries of one insert of many new
+        series (each new bucket closes idle ones first, mongod's rule) otherwise all waited for its
+        commit: their memory was bounded only by the insert's size (100,000 new series: ~250 MB over the
+        threshold); mongod frees an expired bucket at once, its data being stored already."""
+        future = asyncio.get_running_loop().create_future()
+        self._leaving.append(future)
+        self._wake.set()
+        if not self._running:
+            self._running = True
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        await future
 
     async def commit(self, namespaces: Iterable[str]) -> None:
         """Wait until everything appended so far to ``namespaces``' buckets is durable."""
@@ -452,16 +493,22 @@ class Committer:
 
     async def _run(self) -> None:
         try:
-            while self._waiters or self.catalog.deferred:
+            while self._waiters or self.catalog.deferred or self._leaving:
                 # Let inserts whose frames already arrived route their measurements first (one pass of
                 # the ready tasks): they join this commit instead of waiting a whole fsync for the next.
                 await asyncio.sleep(0)
-                if self._routing:
+                while self._routing and not self._leaving:
                     self._draining.clear()
-                    await self._routed.wait()
-                waiters, self._waiters = self._waiters, []
+                    self._wake.clear()
+                    await self._wake.wait()
+                leaving, self._leaving = [(future, frozenset[str]()) for future in self._leaving], []
                 try:
-                    plans = drain(self.catalog, self.logs)
+                    if self._routing:  # an insert routing now waits for the buckets leaving memory
+                        waiters = leaving
+                        plans = drain_leaving(self.catalog)
+                    else:
+                        waiters, self._waiters = self._waiters + leaving, []
+                        plans = drain(self.catalog, self.logs)
                 finally:
                     self._draining.set()
                 self.catalog.commits += 1  # (catalog.make_room) full writes taken: their buckets may be idle
