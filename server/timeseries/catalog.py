@@ -59,11 +59,22 @@ from tidemark.timeseries.rules import Action, Rollover
 from tidemark.timeseries.states import IN_MEMORY, Event, State, move, move_all
 from tidemark.timeseries.table import Meter, Table
 
-# the execution statistics in mongod's order (collStats ``timeseries``, serverStatus ``bucketCatalog``);
-# the rollover ones are counted as their ``rules.Rollover`` member says. mongod 7.0's
+# the execution statistics in mongod 7.0's order (collStats ``timeseries``, serverStatus ``bucketCatalog``;
+# its appendExecutionStatsToBuilder: the 5.0 set, the commit counters and their average, then the
+# reopening ones); the rollover ones are counted as their ``rules.Rollover`` member says. mongod 7.0's
 # numBucketsClosedDueToTimeForward/TimeBackward (its time rules close when archiving is off) and
 # numBucketsArchivedDueToMemoryThreshold (it archives idle buckets before closing them) stay 0 here:
-# both time rules archive, and memory pressure closes idle buckets (Rollover.MEMORY_THRESHOLD).
+# both time rules archive, and memory pressure closes idle buckets (Rollover.MEMORY_THRESHOLD); so do
+# numBucketsClosedDueToReopening (a bucket reopens here only once its series' open one rolled over),
+# numBucketsClosedDueToCachePressure (no storage cache derives a bucket size), numBucketFetchesFailed
+# (an archived bucket is in memory: nothing to fetch that could be missing) and
+# numDuplicateBucketsReopened. numBucketsArchivedDueToTimeForward is Tidemark's (7.0 soft-closes on time
+# forward), kept beside its sibling. Reopening (mongod counts its two ways to find a bucket): an
+# archived or parting bucket of the catalog becoming open again is *fetched* (mongod fetches an
+# archived bucket by its _id); a stored one found by the query is *queried*, a query answering none
+# failed; a found bucket that is not reopened (it cannot take the measurement, or its rows are not
+# dense) failed to reopen. So numBucketsReopened = numBucketsFetched + numBucketsQueried -
+# numBucketReopeningsFailed (tests/timeseries/test_reopen_counters.py).
 # mongod 7.0's compression counters (TimeseriesStats, appended last; "TODO(SERVER-70605): Remove these"),
 # counted at each full write of a bucket by what it grew since the one before (commit.py): a bucket
 # counts once however often it is written in full, as an uncompressed one (Tidemark serves the version 1
@@ -74,9 +85,12 @@ STAT_NAMES = (
     "numBucketInserts", "numBucketUpdates", "numBucketsOpenedDueToMetadata", "numBucketsClosedDueToCount",
     "numBucketsClosedDueToSchemaChange", "numBucketsClosedDueToSize", "numBucketsClosedDueToTimeForward",
     "numBucketsClosedDueToTimeBackward", "numBucketsClosedDueToMemoryThreshold",
-    "numBucketsArchivedDueToTimeForward", "numBucketsArchivedDueToTimeBackward",
-    "numBucketsArchivedDueToMemoryThreshold", "numBucketsReopened", "numBucketsKeptOpenDueToLargeMeasurements",
-    "numCommits", "numWaits", "numMeasurementsCommitted", *COMPRESSION_STAT_NAMES,
+    "numCommits", "numWaits", "numMeasurementsCommitted",  # (avgNumMeasurementsPerCommit follows: _ordered)
+    "numBucketsClosedDueToReopening", "numBucketsArchivedDueToMemoryThreshold",
+    "numBucketsArchivedDueToTimeForward", "numBucketsArchivedDueToTimeBackward", "numBucketsReopened",
+    "numBucketsKeptOpenDueToLargeMeasurements", "numBucketsClosedDueToCachePressure", "numBucketsFetched",
+    "numBucketsQueried", "numBucketFetchesFailed", "numBucketQueriesFailed", "numBucketReopeningsFailed",
+    "numDuplicateBucketsReopened", *COMPRESSION_STAT_NAMES,
 )
 PYTHON_OVERHEAD = 3  # in-memory bytes per approximate BSON byte of a bucket
 # Python objects per live bucket, its series included (Bucket, ObjectId, live entry, memo, expiry entry;
@@ -557,6 +571,7 @@ class BucketCatalog:
         series.open[bucket.sid] = bucket
         bucket.table.make_hot(bucket.sid, bucket.slot)
         state.stats["numBucketsReopened"] += 1
+        state.stats["numBucketsFetched"] += 1
 
     def switch(self, state: CollectionState, table: Table, sids: list[int], buckets: list[Bucket],
                reasons: list[Rollover | None]) -> None:
@@ -583,6 +598,7 @@ class BucketCatalog:
             opened[sid] = bucket
         table.promote(np.asarray(sids, np.int64), np.fromiter((b.slot for b in buckets), np.int64, len(buckets)))
         stats["numBucketsReopened"] += len(buckets)
+        stats["numBucketsFetched"] += len(buckets)
         for bucket in crowded:
             self.retire(state, bucket)
 
@@ -626,6 +642,7 @@ class BucketCatalog:
         bucket.table.last_used[bucket.slot] = self.clock
         self._on_probation(bucket)  # as a bucket reopened by query (make_room took its queue entry)
         state.stats["numBucketsReopened"] += 1
+        state.stats["numBucketsFetched"] += 1  # (the catalog holds it: storage is not asked)
 
     @staticmethod
     def _part(series: Series, bucket: Bucket) -> None:
@@ -748,13 +765,24 @@ class BucketCatalog:
         self._enter(state, bucket, probation=True)
         return bucket
 
+    @staticmethod
+    def storage_answered(state: CollectionState, found: bool) -> None:
+        """Storage answered the router's query for a stored bucket to reopen: one to load (``found``,
+        mongod's numBucketsQueried) or none (numBucketQueriesFailed; a bucket in memory already counts
+        as none)."""
+        state.stats["numBucketsQueried" if found else "numBucketQueriesFailed"] += 1
+
     def reopened_by_query(self, state: CollectionState, bucket: Bucket) -> None:
         """A bucket ``load`` brought back takes the measurement: counted as reopened."""
         state.stats["numBucketsReopened"] += 1
 
-    def unload(self, state: CollectionState, bucket: Bucket) -> None:
-        """A bucket just loaded by ``load`` that cannot take the measurement: it leaves memory unchanged
-        (storage holds it exactly)."""
+    def unload(self, state: CollectionState, bucket: Bucket | None) -> None:
+        """A stored bucket the query found is not reopened (numBucketReopeningsFailed): ``load`` refused
+        it (None: its rows are not positionally dense), or, just loaded, it cannot take the measurement
+        and leaves memory unchanged (storage holds it exactly)."""
+        state.stats["numBucketReopeningsFailed"] += 1
+        if bucket is None:
+            return
         self._unroute(state, bucket)
         move(bucket, Event.CLOSE)
         move(bucket, Event.STORED)
@@ -1061,10 +1089,11 @@ class BucketCatalog:
 
 
 def _ordered(stats: dict[str, int]) -> dict[str, int]:
-    """Execution stats in mongod's order: the average per commit after the commit counters (only once
-    there was a commit), the compression counters last."""
-    out = {name: stats[name] for name in STAT_NAMES if name not in COMPRESSION_STAT_NAMES}
-    if out["numCommits"]:
-        out["avgNumMeasurementsPerCommit"] = out["numMeasurementsCommitted"] // out["numCommits"]
-    out.update((name, stats[name]) for name in COMPRESSION_STAT_NAMES)
+    """Execution stats in mongod's order: the average per commit right after the commit counters (only
+    once there was a commit), the compression counters last."""
+    out: dict[str, int] = {}
+    for name in STAT_NAMES:
+        out[name] = stats[name]
+        if name == "numMeasurementsCommitted" and stats["numCommits"]:
+            out["avgNumMeasurementsPerCommit"] = stats["numMeasurementsCommitted"] // stats["numCommits"]
     return out

@@ -202,8 +202,9 @@ def _open_crossing(catalog: Any, state: Any, table: Any, batch: ColumnBatch, row
         if asks and not queried[sid]:  # storage is asked now, as ``_reopen`` would ask it
             queried[sid] = True
             if loader(state, sid, t) is not None:
-                queried[sid] = False  # (the rules path asks again and reopens it)
+                queried[sid] = False  # (the rules path asks again, reopens it and counts the answer)
                 return False
+            catalog.storage_answered(state, False)
         starts_s.append(round_start_seconds(t, limits.rounding_s))
         meta_bytes.append(rules.meta_size(metas[sid]))
     positions = np.arange(n) - np.repeat(starts_at, lengths)
@@ -388,15 +389,13 @@ def _reopen(catalog: Any, state: Any, batch: Any, sid: int, row: int, t: int, li
         return None
     series.queried[sid] = True
     doc = loader(state, sid, t)
+    if doc is not None and state.live.get(doc["_id"]) is not None:
+        doc = None  # in memory already (closed, or archived and refused above)
+    catalog.storage_answered(state, doc is not None)
     if doc is None:
         return None
-    found = state.live.get(doc["_id"])
-    if found is not None:
-        return None  # in memory already (closed, or archived and refused above)
     bucket = catalog.load(state, doc, sid)
-    if bucket is None:
-        return None
-    if not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
+    if bucket is None or not rules.takes(_reason(batch, bucket, row, limits, meta_field)):
         catalog.unload(state, bucket)
         return None
     catalog.reopened_by_query(state, bucket)

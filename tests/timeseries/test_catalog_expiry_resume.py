@@ -111,11 +111,12 @@ def test_a_late_measurement_resumes_the_retired_bucket_of_its_range(monkeypatch)
     monkeypatch.setattr(catalog_module, "ARCHIVED_IDLE_MS", -10**12)  # every archived bucket is due
     assert catalog.retire_idle_archived() == 1
     assert id(first) in catalog.leaving and first.needs_full
-    reopened = engine.stats["numBucketsReopened"]
+    reopened, fetched = engine.stats["numBucketsReopened"], engine.stats["numBucketsFetched"]
     late = engine.put({"t": T0 + dt.timedelta(seconds=5), "m": "a", "v": 3.0})
     assert late is first and first.state is State.OPEN and first.count == 2
     assert id(first) not in catalog.leaving and not first.needs_full and not engine.state.series.parting
     assert engine.stats["numBucketsReopened"] == reopened + 1
+    assert engine.stats["numBucketsFetched"] == fetched + 1  # from the catalog (mongod's fetch by _id), not queried
     assert later.state is State.ARCHIVED and len(engine.buckets()) == 2
 
 
