@@ -26,6 +26,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, cast
 
@@ -56,6 +57,11 @@ SEGMENT_ROWS = 16_384
 # ingest.LEAVING_ALLOWANCE)
 FULL_WRITES_PER_COMMIT = 128
 FULL_WRITE_CPU_BUDGET = 0.010
+# a periodic checkpoint writes in full the buckets still holding journal records from this many
+# checkpoints ago (Committer._mark_journal_holders): the journal holds about that many intervals of
+# records. One (the previous checkpoint) rewrote a bucket filling in real time (an hour's bucket, a row
+# every 10 s) every interval: 60 full writes an hour instead of the doubling rule's ~9
+JOURNAL_HOLD_CHECKPOINTS = 4
 # full writes built together (bucket.full_documents: the buckets of one table at once cost a fraction of
 # one by one), the budget checked between groups
 FULL_WRITE_GROUP = 32
@@ -430,9 +436,10 @@ class Committer:
         self._draining = asyncio.Event()
         self._draining.set()  # cleared while a drain waits for inserts in progress
         self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        # ns -> the newest journal record's seq at the last periodic checkpoint: records up to it are
-        # a whole interval old at the next one, which writes every bucket still holding them in full
-        self._horizon: dict[str, int] = {}
+        # ns -> the newest journal record's seq at each of the last periodic checkpoints: records up to
+        # the oldest are JOURNAL_HOLD_CHECKPOINTS intervals old, and the next checkpoint writes every
+        # bucket still holding them in full
+        self._horizon: dict[str, deque[int]] = {}
 
     def turn(self, ns: str) -> asyncio.Lock:
         """The insert turn of ``ns``: held from an insert's backpressure wait to the end of its routing,
@@ -561,6 +568,7 @@ class Committer:
         """The collection is being dropped: forget its buckets and its journal records."""
         self.catalog.forget(ns)
         self.logs.pop(ns, None)
+        self._horizon.pop(ns, None)
         stream = journal.stream_of(ns)
         await asyncio.wrap_future(self.engine.write(lambda w: w.journal_drop(stream)))
 
@@ -606,21 +614,22 @@ class Committer:
 
     async def _mark_journal_holders(self, ns: str | None) -> int:
         """The periodic checkpoint's second rule: every bucket in memory still holding a journal record
-        from before the last checkpoint is marked for a full write, however little it grew. A record
+        from ``JOURNAL_HOLD_CHECKPOINTS`` checkpoints ago is marked for a full write, however little it grew. A record
         names the buckets of a whole insert (up to a table's), and goes only once every one of them is
         stored: the doubling rule alone let one bucket that stays in memory, one row per round of a
         load (a million series), keep every later record — the journal grew for as long as the load
-        ran. So the journal holds at most about two checkpoint intervals of records (and whatever the
-        writer has not reached yet). Walks only those records' buckets, ``MAINTENANCE_SLICE`` at a time."""
+        ran. So the journal holds about ``JOURNAL_HOLD_CHECKPOINTS`` + 1 checkpoint intervals of records
+        (and whatever the writer has not reached yet). Walks only those records' buckets, ``MAINTENANCE_SLICE`` at a time."""
         marked = examined = 0
         catalog = self.catalog
         for name, log_ in list(self.logs.items()):
             if ns is not None and name != ns:
                 continue
-            horizon = self._horizon.get(name)
-            self._horizon[name] = log_.records[-1][0] if log_.records else -1
-            if horizon is None:
+            marks = self._horizon.setdefault(name, deque())
+            marks.append(log_.records[-1][0] if log_.records else -1)
+            if len(marks) <= JOURNAL_HOLD_CHECKPOINTS:
                 continue
+            horizon = marks.popleft()
             state = catalog.get(name)
             for refs, tos in log_.holding(horizon):
                 for ref, to in zip(refs, tos, strict=True):
