@@ -397,12 +397,19 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             if may_leave_out(hinted):  # a hinted scan returns only the buckets the index holds
                 source = (doc for doc in source if holds(hinted, doc))
         source = _examined(source, stats)
+        plan = Plan("COLLSCAN")
+        # $geoNear searches the buckets' geo index of the meta field in mongod; here no index holds the
+        # buckets, so the same search runs over them all (special_reads.near_over)
+        if full and isinstance(full[0], dict) and "$geoNear" in full[0]:
+            plan, source = special_reads.geo_near_source(engine, info, full[0]["$geoNear"], variables, meta, stats,
+                                                         collation=coll, unindexed=source)
+            full = full[1:]
         if not full:
-            return ReadResult(source, Plan("COLLSCAN"), full, stats, None, ns, target=resolved), coll
+            return ReadResult(source, plan, full, stats, None, ns, target=resolved), coll
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 collation=coll)
         stages = pipeline_mod.parse_pipeline(full, pctx)
-        return ReadResult(pipeline_mod.chain(stages, source), Plan("COLLSCAN"), full, stats, None, ns,
+        return ReadResult(pipeline_mod.chain(stages, source), plan, full, stats, None, ns,
                           target=resolved, stages=stages), coll
     flt: dict | None = None  # (the leading $match an index plan reads for)
     if info is None:
@@ -1006,6 +1013,15 @@ def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, re
         docs = ({**doc, "$recordId": C.record_id_value(rid, True)} for rid, doc in records)
     else:
         docs = (doc for _, doc in records)
+    if spec.filter and pipeline_mod.has_near(spec.filter):
+        # $near / $nearSphere search the buckets' geo index of the meta field in mongod (291 without
+        # one) and hand the buckets on nearest first; here no index holds the buckets, so the same
+        # search runs over them all (special_reads.near_over)
+        plan = planner.choose_plan(list(info.indexes), spec.filter, None, None, collation=spec.collation,
+                                   variables=spec.variables)
+        if plan.kind == "GEO_NEAR":
+            plan.meta = spec.meta
+            return plan, interrupt.checked(special_reads.near_over(plan, docs))
     return Plan("COLLSCAN", natural_reverse=reverse, provides_sort=bool(direction)), interrupt.checked(docs)
 
 

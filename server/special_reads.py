@@ -3,13 +3,15 @@
 - ``with_meta`` / ``find_meta``: a DocMeta table (``tidemark.query.docmeta``) for reads whose pipeline,
   projection or sort asks for ``$meta`` (textScore needs a ``$text`` filter: 40218);
 - ``geo_near_source``: a leading ``$geoNear`` on a collection, run as a near query on its key through
-  the geo index (``plan_special``/``geo_near``), each result decorated with its distance;
+  the geo index (``plan_special``/``geo_near``), each result decorated with its distance; ``near_over``:
+  the same search over documents no index holds (a buckets collection's);
 - ``timeseries_special``: ``$text`` on a time-series collection (no text index: 27) and ``$geoNear``
   over the view (mongod 7.0's rewrite to ``$geoWithin`` + distance + ``$sort``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from tidemark.core import collection as C
@@ -21,7 +23,7 @@ from tidemark.query.match import compile_filter, parse_filter
 from tidemark.query.match_parse import refuse_special_features, where_not_allowed
 from tidemark.query.parsed_match import MatchStage, parsed
 from tidemark.query.pipeline import has_near, parse_pipeline
-from tidemark.query.plan_special import mentions_special
+from tidemark.query.plan_special import mentions_special, special_scan
 
 
 def with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]:
@@ -62,9 +64,11 @@ def timeseries_special(full: list, variables: dict | None) -> list:
     return full
 
 
-def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict, collation: Any = None):
+def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, stats: dict, collation: Any = None,
+                    unindexed: Iterator[dict] | None = None):
     """A leading ``$geoNear``: the near query on its key AND its ``query`` (under the read's
-    collation), each result decorated."""
+    collation), each result decorated. ``unindexed``: the collection's documents when it has no index
+    entries to search (a buckets collection: ``near_over``)."""
     spec = parse_geo_near(raw, variables)
     key = spec.key or geo_near_key(list(info.indexes))
     flt: dict = {key: spec.near_condition()}
@@ -74,10 +78,28 @@ def geo_near_source(engine, info, raw: Any, variables: dict | None, meta: Any, s
                                collation=collation)
     plan.meta = meta
     plan.special.output = spec.output()
-    source = C.plan_docs(engine, info, plan, stats=stats)
+    if unindexed is not None:
+        source = near_over(plan, unindexed)
+    else:
+        source = C.plan_docs(engine, info, plan, stats=stats)
     if spec.query:
         source = filter(compile_filter(spec.query, variables=variables, collation=collation), source)
     return plan, source
+
+
+def near_over(plan: Any, docs: Iterator[dict]) -> Iterator[dict]:
+    """The documents of a GEO_NEAR ``plan``, nearest first, read from ``docs`` rather than from index
+    entries: a buckets collection's documents are its persisted buckets merged with the open ones
+    (``timeseries.view.bucket_source``), which no index holds. The expanding search takes them all at
+    its first ring and still hands each on only once its ring has passed it, so the order and the
+    distances are those of the indexed search (mongod runs the same GEO_NEAR stage on the buckets'
+    geo index of the meta field)."""
+    pending = [((b"", doc) for doc in docs)]
+
+    def scan(intervals: list, index: Any = None) -> Iterator[tuple[bytes, dict]]:
+        return pending.pop() if pending else iter(())
+
+    return (doc for _, doc in special_scan(plan, scan))
 
 
 def geo_near_on_missing(raw: Any, variables: dict | None, ns: str) -> None:

@@ -974,8 +974,6 @@ GEO_ON_BUCKETS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="$geoNear as the first stage of an aggregate on system.buckets.<c> fails "
-                                       "with 40602 '$geoNear is only valid as the first stage in a pipeline'")
 @pytest.mark.parametrize(("index", "meta", "near"), GEO_ON_BUCKETS, ids=[c[0] for c in GEO_ON_BUCKETS])
 def test_geo_near_directly_on_the_buckets_collection(db, index, meta, near):
     """timeseries_special_indexes_metadata.js (2d and 2dsphere): ``aggregate`` on
