@@ -319,6 +319,10 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     for stage in pipeline:
         if isinstance(stage, dict) and "$match" in stage:
             expr_optimize.fold_filter_constants(stage["$match"], collation=coll)
+    # then it plans the read: a stage reading metadata the read cannot make fails it (40218); a
+    # time-series read opens with its unpack ($text refused, $geoNear rewritten) and is left out
+    if not nested and (result.target is None or result.target.ts_view is None):
+        docmeta.check_available((result.target.pipeline if result.target is not None else []) + list(pipeline))
     return result
 
 

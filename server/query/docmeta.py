@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tidemark.protocol.errors import MongoError
+
 META_VAR = "__docmeta"
 NAMES = ("textScore", "geoNearDistance", "geoNearPoint", "randVal", "searchScore", "searchHighlights",
          "indexKey", "recordId", "sortKey", "searchScoreDetails", "vectorSearchScore")
@@ -94,6 +96,78 @@ def mentions_meta(value: Any) -> bool:
             if isinstance(v, (dict, list)) and mentions_meta(v):
                 return True
     return False
+
+
+# The metadata a read makes only when its pipeline opens with what makes it (mongod's
+# DepsTracker::kDefaultUnavailableMetadata), named as mongod's 40218 names it.
+_UNAVAILABLE = {"textScore": "text score", "geoNearDistance": "$geoNear distance", "geoNearPoint": "$geoNear point"}
+# Stages after which no metadata of the input is left (EXHAUSTIVE_ALL: $group and the stages made of
+# it; $facet, whose own pipelines are walked): mongod's dependency walk ends there.
+_DROPS_METADATA = frozenset({"$group", "$bucket", "$bucketAuto", "$count", "$sortByCount", "$facet"})
+# Sub-pipelines read another collection, whose read decides its own metadata.
+_OWN_READ = frozenset({"$lookup", "$unionWith", "$graphLookup"})
+
+
+def check_available(pipeline: list) -> None:
+    """40218 when a stage of an aggregation reads metadata its read cannot make: ``textScore``
+    unless the pipeline opens with a ``$match`` holding ``$text``, ``geoNearDistance`` /
+    ``geoNearPoint`` unless it opens with ``$geoNear`` (mongod's Pipeline::getDependencies with the
+    read's unavailable metadata, after every stage parsed). A find checks its own projection and sort
+    (``special_reads.find_meta``)."""
+    first = pipeline[0] if pipeline and isinstance(pipeline[0], dict) else {}
+    unavailable = dict(_UNAVAILABLE)
+    if "$geoNear" in first:
+        del unavailable["geoNearDistance"], unavailable["geoNearPoint"]
+    elif _has_text(first.get("$match")):
+        del unavailable["textScore"]
+    _check_stages(pipeline, unavailable)
+
+
+def _has_text(value: Any) -> bool:
+    """A ``$text`` anywhere in a filter (mongod's DocumentSourceMatch::isTextQuery)."""
+    if isinstance(value, dict):
+        return any(k == "$text" or _has_text(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_text(v) for v in value)
+
+
+def _check_stages(stages: list, unavailable: dict[str, str]) -> None:
+    for stage in stages:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            return  # (refused when parsed)
+        (name, spec), = stage.items()
+        if name in _OWN_READ:
+            continue
+        if name == "$facet" and isinstance(spec, dict):
+            for sub in spec.values():
+                if isinstance(sub, list):
+                    _check_stages(sub, unavailable)
+            return
+        needed = _needed(spec, unavailable)
+        if needed is not None:
+            raise MongoError(40218, f"query requires {unavailable[needed]} metadata, but it is not available")
+        if name in _DROPS_METADATA:
+            return
+
+
+def _needed(value: Any, unavailable: dict[str, str]) -> str | None:
+    """The first unavailable metadata name a stage's spec reads (``{$meta: name}``; not inside a
+    ``$literal``)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "$meta":
+                if type(v) is str and v in unavailable:
+                    return v
+            elif k != "$literal" and isinstance(v, (dict, list)):
+                found = _needed(v, unavailable)
+                if found is not None:
+                    return found
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, (dict, list)):
+                found = _needed(v, unavailable)
+                if found is not None:
+                    return found
+    return None
 
 
 def table(variables: dict | None) -> DocMeta | None:

@@ -38,11 +38,6 @@ CANNOT_CREATE_INDEX = 67
 CANNOT_BUILD_INDEX_KEYS = 201
 UNAVAILABLE_METADATA = 40218
 
-# Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-AGG_META_UNAVAILABLE = ("aggregate $project / $sort on {$meta: 'textScore'} with no $text $match returns documents; "
-                        "mongod fails with 40218 'query requires text score metadata, but it is not available' "
-                        "(server/query/stages / pipeline parse)")
-
 MIX_DOCS = [
     {"_id": 1, "title": "Olivia Shakespear",
      "text": "Olivia Shakespear (born Olivia Tucker; 17 March 1863 – 3 October 1938) was a British novelist, playwright, "
@@ -817,7 +812,6 @@ def test_fts_proj_projection_and_missing_text_predicate(db):
     assert error_code(lambda: list(coll.find({}, {"score": {"$meta": "textScore"}}))) == UNAVAILABLE_METADATA
 
 
-@pytest.mark.xfail(strict=True, reason=AGG_META_UNAVAILABLE)
 @pytest.mark.parametrize("stage", [{"$project": {"score": {"$meta": "textScore"}}},
                                    {"$sort": {"score": {"$meta": "textScore"}}}])
 def test_fts_proj_aggregate_meta_without_text_fails(db, stage):
