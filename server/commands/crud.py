@@ -49,6 +49,7 @@ from tidemark.query.access_path import Plan
 from tidemark.query.count_scan import count_scan_of
 from tidemark.query.docmeta import comparison_key_value
 from tidemark.query.index_keys import IndexKeyer, index_key_map_multikey, key_document, keyer_for
+from tidemark.query.paths import set_path
 from tidemark.query.plan import check_hint_type
 from tidemark.query.values import compare, is_number
 from tidemark.query.wildcard import WildcardKeyer
@@ -270,14 +271,22 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
     resumable = bool(cmd.get("$_requestResumeToken"))
     record_ids = show_record_id or resumable  # the read carries each document's $recordId
     asked, project = cmd, None
+    sort_key_fields: list[str] = []
     if return_key or record_ids:
-        # returnKey: only the plan's index key of each document (no projection); showRecordId (and a
-        # resume token's record ids): $recordId, added after the projection (run here, past the read)
+        # returnKey: only the plan's index key of each document, and the projection's {$meta: "sortKey"}
+        # fields (mongod's ReturnKeyStage sortKeyMetaFields); showRecordId (and a resume token's record
+        # ids): $recordId, added after the projection (run here, past the read)
         if record_ids and not return_key and cmd.get("projection"):
             project = access.FindSpec({k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId")},
                                       checked=True).project
+        if return_key and isinstance(cmd.get("projection"), dict):
+            sort_key_fields = [k for k, v in cmd["projection"].items() if v == {"$meta": "sortKey"}]
         cmd = {k: v for k, v in cmd.items() if k not in ("returnKey", "showRecordId", "projection")}
+        if sort_key_fields:  # (the read's DocMeta then notes each document's sort key)
+            cmd["projection"] = {k: {"$meta": "sortKey"} for k in sort_key_fields}
     spec = await ctx.run_heavy(_checked_find_spec, cmd, offload_bytes=FILTER_REQUEST_BYTES)
+    if sort_key_fields:
+        spec.project = None  # (returnKey shapes the documents itself)
     # {$meta: "sortKey"} shows the sort's key: mongod's CanonicalQuery refuses it without a sort
     sort_key_meta = spec.meta is not None and "sortKey" in spec.meta.wants
     if sort_key_meta and not cmd.get("sort"):
@@ -320,7 +329,8 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
             # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
             # showRecordId adds nothing to them (a resume token still reads it, then drops it)
             docs = map(functools.partial(_shape_with_record_id,
-                                         _index_key_of(result.plan) if return_key else project,
+                                         _return_key_of(result.plan, spec.meta, sort_key_fields) if return_key
+                                         else project,
                                          keep=not return_key or resumable), docs)
         if resume is not None:
             opened.append(docs)
@@ -362,6 +372,23 @@ def _shape_with_record_id(shape, doc: dict, keep: bool = True) -> dict:
     if record_id is not None and keep:
         out = {**out, "$recordId": record_id}
     return out
+
+
+def _return_key_of(plan: Any, meta: Any, sort_key_fields: list[str]):
+    """find ``returnKey``'s document: the index key (``_index_key_of``), then each of the projection's
+    ``{$meta: "sortKey"}`` fields set to the document's sort key, as mongod's ReturnKeyStage."""
+    key_of = _index_key_of(plan)
+    if not sort_key_fields or meta is None:
+        return key_of
+
+    def shape(doc: dict) -> dict:
+        out = key_of(doc)
+        sort_key = meta.get(doc, "sortKey")
+        if sort_key is not None:
+            for field in sort_key_fields:
+                set_path(out, field, sort_key)
+        return out
+    return shape
 
 
 def _index_key_of(plan: Any):

@@ -52,9 +52,6 @@ IDL_UNKNOWN_FIELD = 40415
 IDL_BAD_VALUE = 51024
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-RETURNKEY_SORTKEY_META = ("$meta 'sortKey' is not supported (224 in a projection) and returnKey drops the projection "
-                          "whole; mongod keeps a projection's {$meta: 'sortKey'} fields beside the index key (fix: "
-                          "server/query/project.py sortKey, then server/commands/crud.py find keeping them)")
 CANONICAL_QUERY_PREFIX = ("errors mongod raises while planning a find (a tailable find on a non-capped collection, a "
                           "hint naming no index) carry 'error processing query: ns=<ns>Tree: <filter tree>Sort: "
                           "<sort>\\nProj: <projection>\\n ' (and ' planner returned error :: caused by :: ' for "
@@ -500,7 +497,6 @@ def test_return_key_returns_the_hinted_index_key(returnkey, sort, projection, ex
     assert docs == [{"a": a} for a in expected]
 
 
-@pytest.mark.xfail(strict=True, reason=RETURNKEY_SORTKEY_META)
 def test_return_key_keeps_sort_key_meta_projections(returnkey):
     docs = drain(returnkey, "c", projection={"c": {"$meta": "sortKey"}}, hint={"a": 1}, sort={"a": -1},
                  returnKey=True)
