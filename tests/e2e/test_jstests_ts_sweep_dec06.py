@@ -549,8 +549,6 @@ def test_list_collections_with_an_invalid_view_definition(db):
     db.system.views.drop()
 
 
-@pytest.mark.xfail(strict=True, reason="listCollections filtered on {name: <ts view>} answers the entry although "
-                   "system.views holds an invalid view; 7.0 iterates the views anyway and fails with 182")
 def test_list_collections_name_filter_with_an_invalid_view_definition(db):
     """timeseries_list_collections_invalid_view.js: with the invalid view in system.views, listCollections
     filtered on the time-series collection's name is InvalidViewDefinition (182) too (7.0's
