@@ -57,7 +57,9 @@ weight is the weight of what is compiled:
   ``\\d`` ``\\s`` ``\\b`` (and their negations) get the engine's scoped ASCII flag, ``(?a:\\w)``, and so
   does a class holding one; a POSIX class (``[:alpha:]``, ``[:^digit:]``...) becomes its ASCII ranges,
   or under UCP PCRE2's Unicode properties; a newline convention other than LF writes out ``.``, ``^``
-  (with m) and ``$``; ``(*BSR_ANYCRLF)`` writes out ``\\R``. A POSIX class weighs its ranges (its
+  (with m) and ``$``; ``(*BSR_ANYCRLF)`` writes out ``\\R``; PCRE2's own properties ``\\p{Xan}``
+  ``\\p{Xwd}`` ``\\p{Xps}`` ``\\p{Xsp}`` ``\\p{Xuc}`` (and their negations) become the classes they
+  stand for (a negated one inside a class is refused as not supported). A POSIX class weighs its ranges (its
   costliest form: the engine's own POSIX class is one set, its ranges are several), a written-out
   anchor or ``\\Z`` its lookaround (measured).
 
@@ -133,6 +135,28 @@ BAD_G = "\\g is not followed by a braced, angle-bracketed, or quoted name/number
 # ASCII-only; the engine's are Unicode. Outside a class the escape gets the engine's scoped ASCII flag
 # ((?a:\w): same cost, case-insensitive matching of literals untouched); a class holding one of them is
 # wrapped so; a POSIX class becomes its ranges (the engine's [:alpha:] is Unicode even under (?a:)).
+# PCRE2's own properties (pcre2pattern "PCRE2's additional properties"), which the engine does not
+# know: the class members each stands for. Xsp is Xps since PCRE 8.34; names match loosely (case,
+# spaces, '_' and '-' ignored), as PCRE2 10.40+ matches every property name.
+_PCRE_PROPERTIES = {
+    "xan": r"\p{L}\p{N}", "xwd": r"\p{L}\p{N}_", "xps": r"\p{Z}\t\n\x0b\f\r", "xsp": r"\p{Z}\t\n\x0b\f\r",
+    "xuc": r"\$@`\xa0-\ud7ff\ue000-\U0010ffff",
+}
+_PROPERTY_ESCAPE = re.compile(r"\\([pP])\{(\^?)([^}]*)\}")
+NEGATED_PROPERTY_IN_CLASS = "a negated PCRE2 property (\\P{Xan}...) inside a class is not supported by Tidemark"
+
+
+def _pcre_property(pattern: str, i: int) -> tuple[str, bool] | None:
+    """At the escape ``pattern[i:]``: (members, negated) when it is one of PCRE2's own properties."""
+    m = _PROPERTY_ESCAPE.match(pattern, i)
+    if m is None:
+        return None
+    members = _PCRE_PROPERTIES.get("".join(ch for ch in m.group(3).lower() if ch not in " _-"))
+    if members is None:
+        return None
+    return members, (m.group(1) == "P") != (m.group(2) == "^")
+
+
 _ASCII_ESCAPES = frozenset("wWdDsSbB")
 _IN_CLASS_ASCII = frozenset("wWdDsS")
 _POSIX_NAME = re.compile(r"\[:(\^?)([a-z]+):\]")
@@ -341,6 +365,15 @@ def _class_end(pattern: str, i: int, out: list[str] | None,
                 continue
             if dialect is not None and not dialect.ucp and pattern[j + 1:j + 2] in _IN_CLASS_ASCII:
                 ascii_only = True
+            prop = _pcre_property(pattern, j) if dialect is not None and pattern[j + 1:j + 2] in "pP" else None
+            if prop is not None:
+                if prop[1]:
+                    raise PatternRefused(NEGATED_PROPERTY_IN_CLASS)
+                rewrite = True
+                if out is not None:
+                    out.append(pattern[start:j])
+                    out.append(prop[0])
+                    start = _escape_end(pattern, j)
             j = _escape_end(pattern, j)
         elif ch == "[" and j + 1 < n and pattern[j + 1] in ":.=":
             m = _POSIX.match(pattern, j)
@@ -535,7 +568,10 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 continue
             if escaped not in _ZERO_WIDTH_ESCAPES:
                 break_run(i, 1, _escape_end(pattern, i))
-            if dialect is not None and escaped in _ASCII_ESCAPES and not dialect.ucp:
+            prop = _pcre_property(pattern, i) if dialect is not None and escaped in ("p", "P") else None
+            if prop is not None:
+                emit(_escape_end(pattern, i), f"[{'^' if prop[1] else ''}{prop[0]}]")
+            elif dialect is not None and escaped in _ASCII_ESCAPES and not dialect.ucp:
                 emit(i + 2, f"(?a:\\{escaped})")
             elif dialect is not None and escaped == "R" and dialect.bsr_anycrlf:
                 emit(i + 2, "(?>\\r\\n|[\\r\\n])")
