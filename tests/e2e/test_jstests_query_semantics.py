@@ -41,7 +41,12 @@ INF = float("inf")
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10): $type 'undefined'/6 and "
                      "$expr {$type} 'undefined' find nothing and an undefined sorts as null; MongoDB keeps undefined")
 REGEX_G_FLAG = ("a BSON regex carrying the invalid flag 'g' is accepted (as a query regex, as $regex and in "
-                "$regexFind); MongoDB fails with 51108")
+                "$regexFind); MongoDB fails with 51108. pymongo's C decoder, which decodes every command, keeps "
+                "only the flag letters it knows (i l m s u x) as re bits and drops the rest without a trace "
+                "(b'\\x0br\\x00^a\\x00gi\\x00' decodes to flags re.I), so match_regex.validate_options never "
+                "sees the 'g' (a $regex with $options: 'g', a string, does fail 51108). A fix needs the raw "
+                "flag bytes: a BSON walk of every command holding a regex before pymongo decodes it "
+                "(protocol/codec.py), a cost on every command for input no driver sends")
 
 
 # --------------------------------------------------------------------------------------------------
