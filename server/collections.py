@@ -988,11 +988,52 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     if spec.sort and not plan.provides_sort:
         allow_disk = allow_disk_use_default(server) if spec.allow_disk is None else spec.allow_disk
         docs = _lazy_sorted(docs, spec.sort, stop, allow_disk, _stage_memory_limit(server), spec.collation, spec.meta)
+        if not allow_disk and in_min_max is None and not spec.hint and not C.is_buckets_collection(spec.name, info):
+            docs = _sorting_plan_on_memory_limit(docs, server, spec, info, stats)
     if spec.skip or spec.limit:
         docs = itertools.islice(docs, min(spec.skip, sys.maxsize), stop)
     if spec.project is not None:
         docs = map(spec.project, docs)
     return ReadResult(docs, plan, [], stats, None, ns, spec.filter)
+
+
+def _sorting_plan_on_memory_limit(sorted_docs: Iterator[dict], server: ServerState, spec: FindSpec, info,
+                                  stats: dict) -> Iterator[dict]:
+    """A find's blocking sort, or — when it outgrows the memory limit (292, before it hands on
+    anything: a sort reads all its input first) — the same find through an index that gives the sort
+    order. mongod's planner also enumerates such a plan (a whole-index scan providing the sort) and its
+    multi-planner drops a candidate that fails in its trial, so the sort-providing plan answers
+    (sortg.js); without one the 292 stands."""
+    try:
+        first = next(sorted_docs)
+    except StopIteration:
+        return
+    except MongoError as error:
+        if error.code != ErrorCode.QueryExceededMemoryLimitNoDiskUseAllowed:
+            raise
+        plan = _sort_providing_plan(spec, info)
+        if plan is None:
+            raise
+        yield from spec.fetch_filter(interrupt.checked(C.plan_docs(server.engine, info, plan, stats=stats)), plan)
+        return
+    yield first
+    yield from sorted_docs
+
+
+def _sort_providing_plan(spec: FindSpec, info) -> Plan | None:
+    """A plan for ``spec`` through a plain ascending/descending index that yields its sort order (the
+    first such index in catalog order), or None."""
+    indexes = list(info.indexes)
+    for index in indexes:
+        if index.get("sparse") or index.get("partialFilterExpression") or index.get("hidden") or \
+                not all(is_number(v) for v in index["key"].values()):
+            continue
+        plan = planner.choose_plan(indexes, spec.filter, spec.sort, index["name"], multikey_default=info.clustered,
+                                   collation=spec.collation, cluster=cluster_info(info), variables=spec.variables)
+        if plan.provides_sort:
+            plan.meta = spec.meta
+            return plan
+    return None
 
 
 def _buckets_natural_scan(server: ServerState, db: str, spec: FindSpec, info, resume_after: bytes | None):

@@ -40,9 +40,6 @@ NO_DISK_USE = 292  # QueryExceededMemoryLimitNoDiskUseAllowed
 CASE_INSENSITIVE = {"locale": "en_US", "strength": 2}
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-SORT_MEMORY_REPLAN = ("{b: null} sorted by _id (indexes on b and _id) runs the b index plus a blocking sort and fails 292 "
-                      "when that outgrows the memory limit; mongod falls back to the plan whose index (_id) provides the "
-                      "order (server/query/plan.py choose_plan, server/collections.py)")
 UNDEFINED_AS_NULL = ("BSON undefined (type 6) is stored as null (type 10), so an undefined sorts as null (tied "
                      "with null and missing); MongoDB keeps undefined, which sorts below null "
                      "(storage/ document codec, not server/query/sort.py)")
@@ -329,7 +326,6 @@ def test_memory_limit_applies_to_blocking_sorts_only(db, small_sort_limit):
     fails(lambda: run([("d", 1)], {"b": None, "c": None}), NO_DISK_USE)
 
 
-@pytest.mark.xfail(strict=True, reason=SORT_MEMORY_REPLAN)
 def test_memory_limit_falls_back_to_the_plan_providing_the_sort(db, small_sort_limit):
     """sortg.js: with an indexed plan on ``_id`` and one on ``b`` for ``{b: null}`` sorted by ``_id``, the
     query succeeds though the b plan's blocking sort would exceed the limit (also a second time, with a
