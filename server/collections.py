@@ -242,6 +242,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp), variables)
     kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
     kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
+    kwargs["list_catalog"] = lambda: _list_catalog_docs(server, db, coll)
     kwargs["plan_cache_stats"] = lambda: _plan_cache_stats_docs(server, db, coll)
     kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
     # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
@@ -249,7 +250,8 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     try:
         return pipeline_mod.PipelineContext(**kwargs)
     except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "plan_cache_stats", "extra_stages", "current_op", "front_stages",
+        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "list_catalog", "plan_cache_stats", "extra_stages",
+                  "current_op", "front_stages",
                   "query_collection", "foreign_scans_all", "deadline"):
             kwargs.pop(k, None)
         return pipeline_mod.PipelineContext(**kwargs)
@@ -661,6 +663,36 @@ def _plan_cache_stats_docs(server: ServerState, db: str, coll: str) -> list[dict
     if target.kind == namespace.MISSING:
         raise MongoError(50933, f"collection '{db}.{coll}' does not exist")
     return []
+
+
+def _list_catalog_docs(server: ServerState, db: str, coll: str) -> list[dict]:
+    """``$listCatalog``'s entries, as mongod's durable catalog holds them: ``{aggregate: 1}`` (on
+    admin) every collection of every database, then its views (``type`` "view", or "timeseries" for a
+    time-series collection's view, with ``viewOn`` and ``pipeline``); on a collection its one entry (none
+    for a view or a missing name). A collection's entry: ``db``, ``name``, ``type: "collection"``, ``md``
+    (``ns``, ``options`` with the collection's ``uuid`` and create options, ``indexes``: each ``spec``,
+    ready), ``idxIdent`` and ``ident``."""
+    with server.engine.read() as r:
+        if coll != "$cmd.aggregate":
+            info = r.get_collection(C.ns_of(db, coll))
+            return [] if info is None else [_catalog_entry(info)]
+        out: list[dict] = []
+        for name in r.list_databases():
+            out.extend(_catalog_entry(info) for info in r.list_collections(name))
+            for view in C.view_docs(r, name):
+                view_id = view.get("_id")
+                if type(view_id) is str and "." in view_id:
+                    out.append({"db": name, "name": view_id.split(".", 1)[1],
+                                "type": "timeseries" if C.is_timeseries_view(view) else "view",
+                                "viewOn": view.get("viewOn"), "pipeline": view.get("pipeline")})
+        return out
+
+
+def _catalog_entry(info) -> dict:
+    indexes = [{"spec": dict(spec), "ready": True, "multikey": False} for spec in info.indexes]
+    return {"db": info.db, "name": info.name, "type": "collection",
+            "md": {"ns": info.ns, "options": {"uuid": info.uuid, **(info.options or {})}, "indexes": indexes},
+            "idxIdent": dict(info.index_idents), "ns": info.ns, "ident": info.ident}
 
 
 def _index_stats_docs(server: ServerState, db: str, coll: str) -> list[dict]:

@@ -144,13 +144,13 @@ def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_dis
     """``aggregate: 1``: the pipeline (its shape checked by ``parse_aggregate``) must start with a stage
     that needs no collection."""
     if not pipeline or not (
-            {"$documents", "$currentOp", "$listLocalSessions", "$changeStream"} & set(pipeline[0])):
+            {"$documents", "$currentOp", "$listLocalSessions", "$changeStream", "$listCatalog"} & set(pipeline[0])):
         raise MongoError(ErrorCode.InvalidNamespace,
                          "{aggregate: 1} is not valid for '$match'; a collection is required."
                          if not pipeline or "$match" in pipeline[0] else
                          f"{{aggregate: 1}} is not valid for '{next(iter(pipeline[0]), '')}'; "
                          "a collection is required.")
-    if "$documents" not in pipeline[0] and "$currentOp" not in pipeline[0]:
+    if not {"$documents", "$currentOp", "$listCatalog"} & set(pipeline[0]):
         raise MongoError(ErrorCode.CommandNotSupported, f"{next(iter(pipeline[0]))} is not supported by Tidemark")
     pctx = access.pipeline_context(server, db, "$cmd.aggregate", variables=let, allow_disk_use=allow_disk,
                                    collation=C.effective_collation(collation, None), conn=conn)

@@ -54,6 +54,7 @@ class PipelineContext:
     merge_into: Callable[[Any, Iterator[dict], Any, dict], None] | None = None  # (spec, docs, collation, variables)
     coll_stats: Callable[[Any], Any] | None = None
     index_stats: Callable[[], Iterable[dict]] | None = None
+    list_catalog: Callable[[], Iterable[dict]] | None = None  # $listCatalog: the catalog entries it lists
     plan_cache_stats: Callable[[], Iterable[dict]] | None = None  # $planCacheStats: the cache's entries
     current_op: Callable[[dict], list[dict]] | None = None  # $currentOp: options -> the report
     # the stages mongod puts in front of a read of (db, coll): a view's pipeline, a time-series
@@ -225,7 +226,7 @@ MAX_PIPELINE_LENGTH = 1000  # mongod's internalPipelineLengthLimit
 UNPACK_FRONT: dict = {"$_internalUnpackBucket": {}}
 MAX_SUB_PIPELINE_DEPTH = 20  # mongod's internalMaxSubPipelineViewDepth
 _FIRST_ONLY = ("$collStats", "$indexStats", "$documents", "$changeStream", "$currentOp", "$listSessions",
-               "$planCacheStats")
+               "$planCacheStats", "$listCatalog")
 _LAST_ONLY = ("$out", "$merge")
 _NOT_SUPPORTED = ("$changeStream", "$listLocalSessions", "$shardedDataDistribution",
                   "$changeStreamSplitLargeEvent")

@@ -635,6 +635,22 @@ def parse_index_stats(spec: Any, ctx: PipelineContext) -> Stage:
     return Stage("$indexStats", spec, apply)
 
 
+def parse_list_catalog(spec: Any, ctx: PipelineContext) -> Stage:
+    """``$listCatalog`` (DocumentSourceListCatalog::createFromBson): an empty object; run with
+    ``{aggregate: 1}`` only on admin (73). Its entries come from ``ctx.list_catalog``: every
+    collection and view of every database, or the one collection the aggregate names."""
+    if not isinstance(spec, dict) or spec:
+        raise MongoError(6200600, "The $listCatalog stage specification must be an empty object")
+    if ctx.coll == "$cmd.aggregate" and ctx.db != "admin":
+        raise MongoError(ErrorCode.InvalidNamespace,
+                         "Collectionless $listCatalog must be run against the 'admin' database with {aggregate: 1}")
+    entries = ctx.list_catalog
+
+    def apply(docs):
+        yield from _need(entries, "$listCatalog")()
+    return Stage("$listCatalog", spec, apply)
+
+
 def parse_plan_cache_stats(spec: Any, ctx: PipelineContext) -> Stage:
     """``$planCacheStats`` (DocumentSourcePlanCacheStats::createFromBson): an object holding at most
     ``allHosts`` (true only through a mongos: 4503200); its entries come from ``ctx.plan_cache_stats``."""
@@ -689,5 +705,6 @@ STAGES = {
     "$documents": parse_documents,
     "$collStats": parse_coll_stats,
     "$indexStats": parse_index_stats,
+    "$listCatalog": parse_list_catalog,
     "$planCacheStats": parse_plan_cache_stats,
 }

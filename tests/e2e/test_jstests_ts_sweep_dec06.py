@@ -393,8 +393,6 @@ def _list_catalog(db, via_admin):
     return list(db["system.buckets.coll"].aggregate([{"$listCatalog": {}}]))
 
 
-@pytest.mark.xfail(strict=True, reason="Tidemark has no $listCatalog stage (6.0+): InvalidNamespace on "
-                   "admin {aggregate: 1}, 40324 Unrecognized pipeline stage on a collection")
 @pytest.mark.parametrize("via_admin", [True, False], ids=["admin", "collection"])
 def test_list_catalog_shows_the_buckets_collection(db, via_admin):
     """timeseries_list_catalog.js (viewful): ``$listCatalog`` (on admin, filtered on db and name, or on
