@@ -64,7 +64,12 @@ NEAR_SPHERE_2D_WRAPS = ("$nearSphere over a 2d index finds points across the ant
                         "distance ([-180, 0] is 0 from [180, 0]); mongod's 2d near search grows flat annuli that do "
                         "not wrap, so [179.999, 0] comes second. Fix belongs in server/query/geo_near.py near_scan, "
                         "together with server/query/plan_special.py preferring the 2dsphere index for $nearSphere "
-                        "when both exist (jstests views geo test expects wrapping then)")
+                        "when both exist (jstests views geo test expects wrapping then). Tried and reverted: keeping "
+                        "only points whose flat distance in degrees lies in [min, max] (outer at most 180) breaks "
+                        "three passing rows: a point at exactly $maxDistance off the axes (its flat distance exceeds "
+                        "the spherical one), multi-location documents (kept when any point is in the annulus) and "
+                        "a view row; mongod's exact flat bounds for a spherical query (GeoNear2DStage's "
+                        "fullBounds) are needed first")
 
 
 # --------------------------------------------------------------------------------------------------
