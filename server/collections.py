@@ -39,7 +39,7 @@ from tidemark.core.clustered import cluster_info
 from tidemark.index_usage import not_counted
 from tidemark.profiler import ReadFacts
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query import clustered_range, docmeta, expr_optimize, interrupt
+from tidemark.query import clustered_range, docmeta, expr_optimize, field_deps, interrupt
 from tidemark.query import match as match_mod
 from tidemark.query import pipeline as pipeline_mod
 from tidemark.query import plan as planner
@@ -324,7 +324,13 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     # then it plans the read: a stage reading metadata the read cannot make fails it (40218); a
     # time-series read opens with its unpack ($text refused, $geoNear rewritten) and is left out
     if not nested and (result.target is None or result.target.ts_view is None):
-        docmeta.check_available((result.target.pipeline if result.target is not None else []) + list(pipeline))
+        whole = (result.target.pipeline if result.target is not None else []) + list(pipeline)
+        docmeta.check_available(whole)
+        if whole and not pipeline_mod.starts_with_source(whole):
+            # (the leading $match or $geoNear is the read's query, outside the dependency analysis)
+            moved = push_matches_before(whole)
+            first = moved[0] if isinstance(moved[0], dict) else {}
+            field_deps.check_match_paths(moved[1:] if "$match" in first or "$geoNear" in first else moved)
     return result
 
 

@@ -101,10 +101,6 @@ HYPOTHESIS = settings(max_examples=15, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 # Known differences from MongoDB 7.0, one reason per cause (each used by strict xfails below).
-DOLLAR_PATH_DEPENDENCY = ("a $match that runs as a pipeline stage (here behind a $limit) on a query path with a "
-                          "$-prefixed part ('a.$c') before a stage that narrows the fields is 16410 in mongod: its "
-                          "dependency analysis makes an aggregation FieldPath of every path the $match reads; "
-                          "Tidemark has no dependency analysis and runs it (server/query/pipeline.py)")
 MERGE_CURSORS_STAGE = ("the internal $mergeCursors stage (a router merging shards' cursors) is unknown, 40324; "
                        "mongod 7.0 parses it from any client and over no remotes answers nothing "
                        "(server/query/stages.py has no such stage: a standalone has no remote cursors to merge)")
@@ -1446,7 +1442,6 @@ def test_group_on_a_path_under_a_null_window_output(db):
                       {"$group": {"_id": "$obj.nonexistent"}}]) == [{"_id": None}]
 
 
-@pytest.mark.xfail(strict=True, reason=DOLLAR_PATH_DEPENDENCY)
 def test_illegal_field_path_in_a_match_after_limit(db):
     """illegal_reference_in_match.js: "a.$c" is a legal query path but not an aggregation one: 16410."""
     db.c.insert_one({"a": 1})
