@@ -292,11 +292,9 @@ def _take_queued(catalog: BucketCatalog, queues: tuple[Any, ...], plan_of: Calla
         plan.rows.append((bucket, lo, hi))
 
 
-def drain_leaving(catalog: BucketCatalog) -> dict[str, CollectionPlan]:
-    """Only the queued full writes of buckets leaving memory (idle: nothing uncommitted), for a commit
-    while an insert is routing (``Committer.write_leaving``): nothing of any insert, no journal trim
-    (trims are planned by full drains only, one at a time)."""
-    plans: dict[str, CollectionPlan] = {}
+def _planner(catalog: BucketCatalog, plans: dict[str, CollectionPlan]) -> Callable[[str], CollectionPlan | None]:
+    """``plan_of(ns)``: the plan of ``ns`` in ``plans``, made on first use (None for a collection the
+    catalog no longer holds)."""
 
     def plan_of(ns: str) -> CollectionPlan | None:
         plan = plans.get(ns)
@@ -306,6 +304,16 @@ def drain_leaving(catalog: BucketCatalog) -> dict[str, CollectionPlan]:
                 return None
             plan = plans[ns] = CollectionPlan(state)
         return plan
+
+    return plan_of
+
+
+def drain_leaving(catalog: BucketCatalog) -> dict[str, CollectionPlan]:
+    """Only the queued full writes of buckets leaving memory (idle: nothing uncommitted), for a commit
+    while an insert is routing (``Committer.write_leaving``): nothing of any insert, no journal trim
+    (trims are planned by full drains only, one at a time)."""
+    plans: dict[str, CollectionPlan] = {}
+    plan_of = _planner(catalog, plans)
 
     _take_queued(catalog, catalog.queued_fulls[:1], plan_of, {})
     catalog.deferred = len(catalog.queued_fulls[0]) + len(catalog.queued_fulls[1])
@@ -315,15 +323,7 @@ def drain_leaving(catalog: BucketCatalog) -> dict[str, CollectionPlan]:
 def drain(catalog: BucketCatalog, logs: dict[str, Any]) -> dict[str, CollectionPlan]:
     """Everything appended and every full write pending, as per-collection plans (event loop)."""
     plans: dict[str, CollectionPlan] = {}
-
-    def plan_of(ns: str) -> CollectionPlan | None:
-        plan = plans.get(ns)
-        if plan is None:
-            state = catalog.get(ns)
-            if state is None:
-                return None
-            plan = plans[ns] = CollectionPlan(state)
-        return plan
+    plan_of = _planner(catalog, plans)
 
     # buckets the catalog marked (full writes, impure buckets) one by one; the pure buckets of each
     # table with new rows as slot arrays (a commit may carry thousands of them)
