@@ -13,14 +13,13 @@ import uuid
 
 import pymongo
 import pytest
+from cryptography import x509  # (a test dependency in pyproject: the subjects are checked as it parses them)
+from cryptography.x509.oid import NameOID
 from harness import ServerProcess
 from harness.certs import issue_client, make_certificates
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymongo.errors import OperationFailure
-
-x509 = pytest.importorskip("cryptography.x509")
-from cryptography.x509.oid import NameOID  # noqa: E402
 
 pytestmark = pytest.mark.commands("authenticate", "createUser", "usersInfo", "connectionStatus", "logout")
 
