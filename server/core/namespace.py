@@ -347,34 +347,46 @@ def check_collection_uuid(r: Any, resolved: Namespace, expected: uuid_module.UUI
 # ------------------------------------------------------------------ the view graph (create / collMod)
 
 
-def involved_namespaces(pipeline: Any) -> list[str]:
-    """The collections of the same database a pipeline reads besides its source, as mongod's
+def involved_namespaces(*pipelines: Any) -> list[str]:
+    """The collections of the same database the pipelines read besides their source, as mongod's
     LiteParsedPipeline lists them: ``$lookup``/``$graphLookup`` ``from``, ``$unionWith``, and the
     sub-pipelines of ``$lookup``, ``$unionWith`` and ``$facet`` (other databases are left out: a view
-    graph is per database). Malformed stages contribute nothing (parsing reports them)."""
+    graph is per database), each pipeline's in turn. Malformed stages contribute nothing (parsing
+    reports them)."""
     found: list[str] = []
-    stack = [pipeline]
+    stack = list(reversed(pipelines))
     while stack:  # iterative: a client controls the nesting
         stages = stack.pop()
-        if not isinstance(stages, list):
+        if type(stages) is not list and not isinstance(stages, list):
             continue
         for stage in stages:
-            if not isinstance(stage, dict) or len(stage) != 1:
+            # (most stages read nothing else: one membership test each, the spec taken only for the rest)
+            if type(stage) is not dict and not isinstance(stage, dict):
                 continue
-            (op, spec), = stage.items()
-            if op in ("$lookup", "$graphLookup") and isinstance(spec, dict):
-                _add_target(found, spec.get("from"))
-                if op == "$lookup":
-                    stack.append(spec.get("pipeline"))
+            try:
+                [op] = stage  # (its one field; none or several: malformed)
+            except ValueError:
+                continue
+            if op not in _READING_STAGES:
+                continue
+            spec = stage[op]
+            if op != "$unionWith" and op != "$facet":  # $lookup, $graphLookup
+                if isinstance(spec, dict):
+                    _add_target(found, spec.get("from"))
+                    if op == "$lookup":
+                        stack.append(spec.get("pipeline"))
             elif op == "$unionWith":
                 if isinstance(spec, dict):
                     _add_target(found, spec.get("coll"))
                     stack.append(spec.get("pipeline"))
                 else:
                     _add_target(found, spec)
-            elif op == "$facet" and isinstance(spec, dict):
+            elif isinstance(spec, dict):  # $facet
                 stack.extend(spec.values())
     return found
+
+
+_READING_STAGES = frozenset({"$lookup", "$graphLookup", "$unionWith", "$facet"})
 
 
 def _add_target(found: list[str], target: Any) -> None:

@@ -17,7 +17,10 @@ when a consumer asked at parse time: a projection naming them puts their names i
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
+
+from bson.int64 import Int64
 
 from tidemark.protocol.errors import MongoError
 
@@ -85,17 +88,31 @@ class DocMeta:
 
 def mentions_meta(value: Any) -> bool:
     """Whether a spec (projection, sort, pipeline) contains a ``$meta`` operator anywhere."""
-    # (loops, and no call for a scalar: every read walks its whole pipeline here)
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "$meta" or isinstance(v, (dict, list)) and mentions_meta(v):
+    # Every read walks its whole pipeline here: one breadth-first pass over a list that grows as it
+    # is read (no call per container, no isinstance per scalar; a client controls the nesting, so no
+    # recursion either). Subclasses of dict/list (SON...) take the isinstance branch.
+    todo = [value]
+    for v in todo:
+        t = type(v)
+        if t is dict:
+            if "$meta" in v:
                 return True
-        return False
-    if isinstance(value, list):
-        for v in value:
-            if isinstance(v, (dict, list)) and mentions_meta(v):
+            todo += v.values()
+        elif t is list:
+            todo += v
+        elif t in _SCALARS:
+            continue
+        elif isinstance(v, dict):
+            if "$meta" in v:
                 return True
+            todo += v.values()
+        elif isinstance(v, list):
+            todo += v
     return False
+
+
+# The values a spec holds most that are neither dicts nor lists (``mentions_meta`` skips them untested).
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime.datetime, Int64})
 
 
 # The metadata a read makes only when its pipeline opens with what makes it (mongod's

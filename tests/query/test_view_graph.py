@@ -56,6 +56,56 @@ def test_involved_namespaces_survives_deep_nesting():
     assert involved_namespaces(pipeline) == ["bottom"]
 
 
+def _reads(pipeline) -> list[str]:
+    """The oracle: every same-database name a pipeline reads, stage by stage (a stage's own name before
+    the names of its sub-pipeline's)."""
+    found: list[str] = []
+    if not isinstance(pipeline, list):
+        return found
+    for stage in pipeline:
+        if not isinstance(stage, dict) or len(stage) != 1:
+            continue
+        (op, spec), = stage.items()
+        if op in ("$lookup", "$graphLookup") and isinstance(spec, dict):
+            target = spec.get("from")
+            found += [target] if type(target) is str else [target["coll"]] if isinstance(target, dict) \
+                and "db" not in target and type(target.get("coll")) is str else []
+            if op == "$lookup":
+                found += _reads(spec.get("pipeline"))
+        elif op == "$unionWith":
+            if isinstance(spec, dict):
+                found += [spec["coll"]] if type(spec.get("coll")) is str else []
+                found += _reads(spec.get("pipeline"))
+            elif type(spec) is str:
+                found.append(spec)
+        elif op == "$facet" and isinstance(spec, dict):
+            for sub in spec.values():
+                found += _reads(sub)
+    return found
+
+
+_NAMES = st.sampled_from(["a", "b", "c"])
+_PIPELINES = st.recursive(
+    st.lists(st.one_of(st.just({"$match": {"x": 1}}), st.just({}), st.just({"$sort": {"a": 1}, "$limit": 1}),
+                       st.just("bad"), _NAMES.map(lambda n: {"$unionWith": n}),
+                       _NAMES.map(lambda n: {"$graphLookup": {"from": n}}),
+                       _NAMES.map(lambda n: {"$lookup": {"from": {"db": "other", "coll": n}}})), max_size=4),
+    lambda inner: st.lists(st.one_of(
+        st.tuples(_NAMES, inner).map(lambda t: {"$lookup": {"from": t[0], "pipeline": t[1]}}),
+        st.tuples(_NAMES, inner).map(lambda t: {"$unionWith": {"coll": t[0], "pipeline": t[1]}}),
+        st.dictionaries(_NAMES, inner, max_size=2).map(lambda f: {"$facet": f})), max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIPELINES, max_size=3))
+def test_involved_namespaces_of_pipelines_are_each_pipelines_in_turn(pipelines):
+    # (the set of names is the oracle's; malformed stages — no field, several, not an object — read nothing)
+    together = involved_namespaces(*pipelines)
+    assert together == [n for p in pipelines for n in involved_namespaces(p)]
+    assert sorted(together) == sorted(n for p in pipelines for n in _reads(p))
+
+
 @pytest.mark.parametrize("views, name, definition", [
     ({}, "a", view("a")),
     ({"a": view("b")}, "b", view("a")),

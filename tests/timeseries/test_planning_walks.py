@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from bson.int64 import Int64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,38 @@ _TREES = st.recursive(
 def test_spec_walks_find_the_operator_anywhere(tree):
     assert mentions_meta(tree) == _mentions(tree, ("$meta",))
     assert has_near(tree) == _mentions(tree, ("$near", "$nearSphere"))
+
+
+class _Son(dict):
+    """A dict subclass (bson.SON is one): walked like a dict."""
+
+
+class _Seq(list):
+    pass
+
+
+_ODD_TREES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.datetimes(), st.binary(max_size=2),
+              st.integers().map(Int64), st.sampled_from(["$meta", "x"]), st.tuples(st.just({"$meta": 1}))),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.lists(inner, max_size=3).map(_Seq),
+                            st.dictionaries(_KEYS, inner, max_size=3),
+                            st.dictionaries(_KEYS, inner, max_size=3).map(_Son)),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ODD_TREES)
+def test_meta_walk_takes_subclasses_and_skips_scalars_and_tuples(tree):
+    # (a tuple is no BSON value: neither walk looks inside one)
+    assert mentions_meta(tree) == _mentions(tree, ("$meta",))
+
+
+def test_meta_walk_survives_deep_nesting():
+    spec: Any = {"$meta": "textScore"}
+    for i in range(5000):  # a loop, not recursion: no limit to hit
+        spec = {"a": spec} if i % 2 else [1, spec]
+    assert mentions_meta(spec)
+    assert not mentions_meta([{"a": [spec, 2]}][0]["a"][1:])
 
 
 _D1, _D2 = dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 2)
