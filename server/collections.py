@@ -219,14 +219,15 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
                                    variables=variables if stage_variables is None else stage_variables)
         return plan.kind == "COLLSCAN" and plan.record_range is None
 
-    kwargs: dict[str, Any] = dict(
+    params = server.params
+    return pipeline_mod.PipelineContext(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
         memory_limit=_stage_memory_limit(server),
-        group_memory_limit=server.params["internalDocumentSourceGroupMaxMemoryBytes"],
-        bucket_auto_memory_limit=server.params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
-        window_memory_limit=server.params["internalDocumentSourceSetWindowFieldsMaxMemoryBytes"],
-        lookup_cache_limit=server.params["internalDocumentSourceLookupCacheSizeBytes"],
+        group_memory_limit=params["internalDocumentSourceGroupMaxMemoryBytes"],
+        bucket_auto_memory_limit=params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
+        window_memory_limit=params["internalDocumentSourceSetWindowFieldsMaxMemoryBytes"],
+        lookup_cache_limit=params["internalDocumentSourceLookupCacheSizeBytes"],
         collation=collation,
         resolve_collection=resolve_collection,
         front_stages=front_stages,
@@ -235,26 +236,19 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         deadline=interrupt.check,  # the one interruption check, for stages that loop on their own
         db=db,
         coll=coll,
+        write_out=lambda spec, docs: write_out(server, db, spec, docs),
+        merge_into=lambda spec, docs, collation, variables: write_stages.merge_into(
+            server, db, spec, docs, collation,
+            lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp), variables),
+        coll_stats=lambda spec: _coll_stats_docs(server, db, coll, spec),
+        index_stats=lambda: _index_stats_docs(server, db, coll),
+        list_catalog=lambda: _list_catalog_docs(server, db, coll),
+        plan_cache_stats=lambda: _plan_cache_stats_docs(server, db, coll),
+        current_op=lambda options: _current_op_docs(server, conn, options),
+        # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
+        # (their factories return a bare apply callable, which the parse takes but the field's type omits)
+        extra_stages=cast(Any, extra_stages if extra_stages is not None else TS_EXTRA_STAGES),
     )
-    kwargs["write_out"] = lambda spec, docs: write_out(server, db, spec, docs)
-    kwargs["merge_into"] = lambda spec, docs, collation, variables: write_stages.merge_into(
-        server, db, spec, docs, collation,
-        lambda tdb, coll, sp: check_write_target(server, tdb, coll, "$merge", sp), variables)
-    kwargs["coll_stats"] = lambda spec: _coll_stats_docs(server, db, coll, spec)
-    kwargs["index_stats"] = lambda: _index_stats_docs(server, db, coll)
-    kwargs["list_catalog"] = lambda: _list_catalog_docs(server, db, coll)
-    kwargs["plan_cache_stats"] = lambda: _plan_cache_stats_docs(server, db, coll)
-    kwargs["current_op"] = lambda options: _current_op_docs(server, conn, options)
-    # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
-    kwargs["extra_stages"] = extra_stages if extra_stages is not None else TS_EXTRA_STAGES
-    try:
-        return pipeline_mod.PipelineContext(**kwargs)
-    except TypeError:  # an older PipelineContext without some callbacks
-        for k in ("write_out", "merge_into", "coll_stats", "index_stats", "list_catalog", "plan_cache_stats", "extra_stages",
-                  "current_op", "front_stages",
-                  "query_collection", "foreign_scans_all", "deadline"):
-            kwargs.pop(k, None)
-        return pipeline_mod.PipelineContext(**kwargs)
 
 
 def _current_op_docs(server: ServerState, conn, options: dict) -> list[dict]:
@@ -272,9 +266,11 @@ def count_stages(server: ServerState, pipeline: Any, target: Any = None) -> None
     collection's $_internalUnpackBucket — mongod ticks the resolved pipeline); an update statement's
     pipeline."""
     counters = server.agg_stage_counters
-    for part in (_front_stages(target) if target is not None else None, pipeline):
-        for name in pipeline_mod.stage_names(part, TS_EXTRA_STAGES):
-            counters[name] = counters.get(name, 0) + 1
+    # (one walk: the front stages and the pipeline's, as stage_names counts only a list's stages)
+    whole = pipeline if target is None else \
+        [*_front_stages(target), *(pipeline if type(pipeline) is list else ())]
+    for name in pipeline_mod.stage_names(whole, TS_EXTRA_STAGES):
+        counters[name] = counters.get(name, 0) + 1
 
 
 def stage_counters(server: ServerState) -> dict[str, int]:
@@ -344,7 +340,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         with engine.read() as r:
             target = namespace.lookup_once(r, db, name, target, collection_uuid=collection_uuid)
     resolved = target
-    if resolved.kind == namespace.VIEW and not C.is_timeseries_view(resolved.top_view) and pipeline \
+    if resolved.kind == namespace.VIEW and pipeline \
             and isinstance(pipeline[0], dict) and "$collStats" in pipeline[0]:
         # mongod runs a pipeline starting with $collStats on the view itself, unresolved: it reports
         # the view's latencies (storageStats: 166)
@@ -361,10 +357,11 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         # them (its DocMeta table; a find's record-id table never reaches a nested read)
         caller_meta = docmeta.table(variables)
         meta = caller_meta if type(caller_meta) is docmeta.DocMeta else None
-    if resolved.top_view is not None:
-        # a time-series collection may be queried with another collation (mongod checks only views)
-        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.top_view),
-                                     on_view=not C.is_timeseries_view(resolved.top_view))
+    if resolved.chain:
+        # a time-series collection may be queried with another collation (mongod checks only views;
+        # the chain's first view is the time-series one only for kind TIMESERIES)
+        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.chain[0]),
+                                     on_view=resolved.kind != namespace.TIMESERIES)
     else:
         coll = C.effective_collation(collation, C.default_collation_of(info))
     if not nested and (pipeline or resolved.pipeline):
@@ -385,11 +382,11 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         # ($collStats... make their own documents: no scan of the buckets is counted)
-        with not_counted() if pipeline_mod.starts_with_source(full) else contextlib.nullcontext():
+        with not_counted() if pipeline_mod.starts_with_source(full) else _COUNTED:
             docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
                                                           collation=coll, buckets_info=resolved.buckets_info,
                                                           raw=raw_ok,
-                                                          sort_memory=(_stage_memory_limit(server), allow_disk_use))
+                                                          sort_memory=(pctx.memory_limit, allow_disk_use))
         remaining = list(remaining)
         out = docs
         stages: list = []
@@ -495,9 +492,7 @@ def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: 
     collatorCompatibleWithPipeline; the views' own references were checked when they were defined).
     Each name is resolved once (point lookups, cached per snapshot); nothing when the pipelines read
     no other namespace."""
-    from tidemark.query.collation import same
-
-    direct = [n for p in pipelines if p for n in namespace.involved_namespaces(p)]
+    direct = namespace.involved_namespaces(*pipelines)
     if not direct:
         return
     todo = list(direct)
@@ -561,6 +556,9 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
 
 
+# (the scan counted: nothing to enter; nullcontext is reentrant, one serves every read)
+_COUNTED = contextlib.nullcontext()
+
 # the first-only stages mongod runs at the head of a read of a time-series view, not after its unpack
 _TS_HEAD_STAGES = frozenset({"$collStats", "$indexStats"})
 
@@ -568,8 +566,8 @@ _TS_HEAD_STAGES = frozenset({"$collStats", "$indexStats"})
 def _front_stages(resolved: Any) -> list[dict]:
     """The stages mongod puts in front of a read of ``resolved``: the views' pipeline, after a time-series
     collection's $_internalUnpackBucket (``UNPACK_FRONT``)."""
-    front = list(resolved.pipeline or [])
-    return [pipeline_mod.UNPACK_FRONT, *front] if resolved.ts_view is not None else front
+    front = resolved.pipeline or ()
+    return [pipeline_mod.UNPACK_FRONT, *front] if resolved.ts_view is not None else list(front)
 
 
 def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:

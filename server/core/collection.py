@@ -33,6 +33,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.protocol.framing import MAX_STORED_DEPTH
 from tidemark.query import interrupt
 from tidemark.query.access_path import Plan
+from tidemark.query.collation import parse_collation, same
 from tidemark.query.docmeta import DocMeta, comparison_key_value
 from tidemark.query.expr_base import (
     type_name as type_name,  # the one BSON type name for messages (C.type_name)
@@ -219,13 +220,11 @@ def command_variables(cmd: dict, command: str) -> dict:
 def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | None:
     """The collation document a command gives (None when absent, or null: an IDL ``object`` field
     ignores a null), validated now like mongod."""
-    if field not in cmd:  # (most commands: no import statement run, no parse)
+    if field not in cmd:  # (most commands: no parse)
         return None
     raw = cmd[field]
     if raw is None or isinstance(raw, dict) and not raw:
         return None  # an empty collation document means "not given" on operations, as in mongod
-    from tidemark.query.collation import parse_collation
-
     parse_collation(raw, f"{command}.{field}")
     return raw
 
@@ -233,8 +232,6 @@ def collation_arg(cmd: dict, command: str, field: str = "collation") -> dict | N
 def effective_collation(requested: dict | None, default: dict | None, *, on_view: bool = False):
     """The collation an operation runs with (``collation.Collation``, None = simple): the one it
     asks for, else the collection's or view's default. A view's default cannot be overridden (167)."""
-    from tidemark.query.collation import parse_collation, same
-
     default_c = parse_collation(default) if default else None
     if requested is None:
         return default_c
@@ -248,8 +245,6 @@ def index_collation(spec: dict, default: dict | None) -> dict:
     """``spec`` with its collation as an index stores it (mongod's validateIndexSpecCollation): its own
     collation fully expanded, an explicit simple one removed (the index compares binary-wise), none:
     the collection's default ``default`` (None = simple)."""
-    from tidemark.query.collation import parse_collation
-
     given = "collation" in spec
     collation = parse_collation(spec["collation"] if given else default or {"locale": "simple"}, "collation")
     if collation is None:
@@ -422,7 +417,6 @@ class Validator:
         self._fn: Callable[[dict], bool] | None = None
         self._collation = None
         if self.spec and self.level != "off":
-            from tidemark.query.collation import parse_collation
             from tidemark.query.match import compile_filter
 
             self._collation = parse_collation(options["collation"]) if options.get("collation") else None
