@@ -270,7 +270,10 @@ def count_stages(server: ServerState, pipeline: Any, target: Any = None) -> None
     whole = pipeline if target is None else \
         [*_front_stages(target), *(pipeline if type(pipeline) is list else ())]
     for name in pipeline_mod.stage_names(whole, TS_EXTRA_STAGES):
-        counters[name] = counters.get(name, 0) + 1
+        try:
+            counters[name] += 1
+        except KeyError:  # (a stage's first use)
+            counters[name] = 1
 
 
 def stage_counters(server: ServerState) -> dict[str, int]:

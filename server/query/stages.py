@@ -524,8 +524,10 @@ def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
         raise MongoError(15976, "$sort stage must have at least one sort key")
     # the one sort-spec validation, as mongod's SortPattern (find and $sort share it): $meta textScore
     # and randVal sort, other $meta values fail 31138/31218/31219, other objects 17312
-    check_compound_keys(parse_sort_spec(spec, allow_meta=True))
-    return SortStage({k: v if isinstance(v, dict) else int(as_float(v)) for k, v in spec.items()}, ctx)
+    fields = parse_sort_spec(spec, allow_meta=True)
+    check_compound_keys(fields)
+    # (the parse's directions: 1 or -1 as ints; a $meta sort keeps its object, the parse gave its name)
+    return SortStage({k: spec[k] if type(d) is str else d for k, d in fields}, ctx)
 
 
 _SORT_BY_COUNT_SHAPE = "the sortByCount field must be defined as a $-prefixed path or an expression inside an object"
