@@ -577,7 +577,7 @@ def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
     """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
     runs (the write callbacks check again under their own read)."""
     last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
-    if last is None or not ({"$out", "$merge"} & set(last)):
+    if last is None or "$out" not in last and "$merge" not in last:
         return
     stage, spec = next(iter(last.items()))
     target_db, target = (_out_target if stage == "$out" else write_stages.merge_target)(db, spec)

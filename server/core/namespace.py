@@ -182,7 +182,8 @@ def lookup(r: Any, db: str, name: str, *, follow: bool = True, collection_uuid: 
     ``follow``: follow a view chain to its base (depth limit 20 like mongod: 165 beyond it).
     ``collection_uuid``: the UUID the command expects ``db.name`` to have (see the module)."""
     resolved = _lookup(r, db, name, follow)
-    check_collection_uuid(r, resolved, collection_uuid)
+    if collection_uuid is not None:
+        check_collection_uuid(r, resolved, collection_uuid)
     return resolved
 
 
@@ -234,10 +235,11 @@ def _resolve(r: Any, db: str, name: str, follow: bool) -> Namespace:
 def lookup_once(r: Any, db: str, name: str, known: Namespace | None, *, collection_uuid: Any = None) -> Namespace:
     """``known`` when it already resolves ``db.name`` with its chain followed, else ``lookup``: a
     caller hands down what it resolved and the callee reads nothing again."""
-    if known is not None and known.followed and known.db == db and known.name == name:
+    if known is None or not known.followed or known.db != db or known.name != name:
+        known = _lookup(r, db, name, True)  # (lookup's resolution; its UUID check is the one below)
+    if collection_uuid is not None:
         check_collection_uuid(r, known, collection_uuid)
-        return known
-    return lookup(r, db, name, collection_uuid=collection_uuid)
+    return known
 
 
 def _follow(r: Any, ns: Namespace) -> None:
