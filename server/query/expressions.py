@@ -7,7 +7,8 @@ Public API (used by stages, the time-series layer and the command layer):
   CURRENT, which is the root document unless a ``$let`` rebinds it. Absent fields yield
   ``values.MISSING``; ``$$REMOVE`` is MISSING too, and callers that build documents drop MISSING fields.
 - ``evaluate(expr, doc, variables=None)``, ``truthy(v)``, ``is_constant(expr)``,
-  ``expression_fields(expr) -> set[str] | None`` (top-level fields read; None = the whole document).
+  ``expression_fields(expr) -> set[str] | None`` (top-level fields read; None = the whole document),
+  ``now_ms()`` (``$$NOW``'s value: the UTC instant to the millisecond).
 
 Errors mirror mongod: 168 "Unrecognized expression '$foo'", 16020 arity, 15983 for an operator
 object with more than one field ("An object representing an expression must have exactly one
@@ -17,6 +18,7 @@ field: ..."), 17276 undefined variable, operator-specific type errors.
 from __future__ import annotations
 
 import datetime as _dt
+import time
 from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
@@ -57,6 +59,7 @@ __all__ = [
     "defined_variables",
     "free_variables",
     "evaluate_let",
+    "now_ms",
     "evaluate",
     "truthy",
     "is_constant",
@@ -395,13 +398,12 @@ def evaluate_let(let: Any, *, now: _dt.datetime | None = None, cluster_time: Any
 
     A ``let`` expression may not read a document field (4890500); ``NOW`` may be overridden with a
     date; other names follow the user-variable rules (16866/16867/16868)."""
-    if now is None:
-        n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-        now = n.replace(microsecond=n.microsecond // 1000 * 1000)
-    variables: dict = {"NOW": now}
+    variables: dict = {"NOW": now_ms() if now is None else now}
     if cluster_time is not None:  # (a command's runtimeConstants: a standalone has no clock of its own)
         variables["CLUSTER_TIME"] = cluster_time
-    for name, expr in (let or {}).items():
+    if not let:
+        return variables
+    for name, expr in let.items():
         if name != "NOW":
             validate_variable_name(name)
         if expression_fields(expr) != set():
@@ -421,12 +423,19 @@ def split_path(path: str) -> list[str]:
     return parts
 
 
+def now_ms() -> _dt.datetime:
+    """The current UTC time as a naive datetime, to the millisecond (a BSON date): ``$$NOW``."""
+    # (from the clock's integer nanoseconds: one call, where datetime.now(UTC) and its two
+    # replace() calls are three, and each command asks)
+    return _EPOCH + _dt.timedelta(milliseconds=time.time_ns() // 1_000_000)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
 def _now(vars: dict) -> Any:
     now = vars.get("NOW")
-    if now is None:
-        n = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-        now = n.replace(microsecond=n.microsecond // 1000 * 1000)
-    return now
+    return now_ms() if now is None else now
 
 
 def _compile_path(expr: str, allow_vars: bool) -> Compiled:
@@ -563,35 +572,45 @@ def expression_fields(expr: Any) -> set[str] | None:
 
 
 def _collect_fields(expr: Any, out: set[str]) -> bool:
-    if type(expr) is str:
-        if expr.startswith("$$"):
-            name, _, rest = expr[2:].partition(".")
-            if name in ("ROOT", "CURRENT"):
-                if not rest:
-                    return False
-                out.add(rest.split(".")[0])
-            return True
-        if expr.startswith("$") and len(expr) > 1:
-            out.add(expr[1:].split(".")[0])
-        return True
-    if isinstance(expr, list):
-        for e in expr:  # (loops: a read's planning walks its $group here)
-            if not _collect_fields(e, out):
-                return False
-        return True
-    if isinstance(expr, dict):
+    t = type(expr)
+    if t is str:
+        return _collect_string(expr, out)
+    if t is list or t is not dict and isinstance(expr, list):
+        values: Iterable[Any] = expr
+    elif t is dict or isinstance(expr, dict):
         if len(expr) == 1:
-            op = next(iter(expr))
+            for op in expr:  # (the one key, without the calls of next(iter(...)))
+                arg = expr[op]
             if op == "$literal" or op == "$const":
                 return True
             if op == "$getField" or op == "$unsetField" or op == "$setField":
-                arg = expr[op]
                 if not isinstance(arg, dict) or "input" not in arg:
                     return False
-            if op == "$let" and isinstance(expr[op], dict) and "CURRENT" in (expr[op].get("vars") or {}):
+            if op == "$let" and isinstance(arg, dict) and "CURRENT" in (arg.get("vars") or {}):
                 return False
-        for v in expr.values():
-            if not _collect_fields(v, out):
-                return False
+        values = expr.values()
+    else:
         return True
+    # (loops: a read's planning walks its $group here; a string that is no path costs no call)
+    for v in values:
+        if type(v) is str:
+            if v[:1] == "$" and not _collect_string(v, out):
+                return False
+        elif not _collect_fields(v, out):
+            return False
+    return True
+
+
+def _collect_string(expr: str, out: set[str]) -> bool:
+    """A string's part of ``_collect_fields``: the top-level field of a path ``$a.b`` or
+    ``$$CURRENT.a.b``; False for ``$$ROOT``/``$$CURRENT`` themselves (the whole document)."""
+    if expr.startswith("$$"):
+        name, _, rest = expr[2:].partition(".")
+        if name in ("ROOT", "CURRENT"):
+            if not rest:
+                return False
+            out.add(rest.split(".")[0])
+        return True
+    if len(expr) > 1 and expr[0] == "$":
+        out.add(expr[1:] if "." not in expr else expr[1:].split(".")[0])
     return True
