@@ -37,17 +37,19 @@ def with_meta(variables: dict | None, pipeline: list) -> tuple[dict | None, Any]
 def timeseries_special(full: list, variables: dict | None) -> list:
     """$text cannot run on a time-series collection (no text index); a leading $geoNear becomes
     mongod's time-series form ($match $geoWithin, distance, $match, $sort)."""
-    if full and isinstance(full[0], dict):
-        if "$match" in full[0] and isinstance(full[0]["$match"], dict):
-            flt = full[0]["$match"]
+    first = full[0] if full else None
+    # (type first: an isinstance is a call, and every time-series read comes here)
+    if type(first) is dict or isinstance(first, dict):
+        if "$match" in first and (type(flt := first["$match"]) is dict or isinstance(flt, dict)):
             if "$text" in flt:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
             near = has_near(flt)
-            if parsed(full[0]) is None and (len(full[0]) != 1 or near):
+            unparsed = parsed(first) is None
+            if unparsed and (len(first) != 1 or near):
                 parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
             elif near:
                 parse_pipeline([{"$match": flt}])
-            elif parsed(full[0]) is None:
+            elif unparsed:
                 # validated here as parse_pipeline would, parsed once: the time-series source takes
                 # the node (deps.leading_matches) and compiles its per-measurement filter only if a
                 # bucket needs it (view.EventFilter)

@@ -33,17 +33,18 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
         raise MongoError(ErrorCode.IDLFailedToParse,
                          "BSON field 'aggregate.pipeline' is missing but a required field")
     pipeline = cmd["pipeline"]
-    if not isinstance(pipeline, list):
+    if type(pipeline) is not list and not isinstance(pipeline, list):
         raise MongoError(ErrorCode.TypeMismatch,
                          f"BSON field 'aggregate.pipeline' is the wrong type '{C.type_name(pipeline)}', "
                          "expected type 'array'")
     check_shape(pipeline)  # (mongod's command parse reads every element before anything else looks at one)
-    if "cursor" not in cmd and not cmd.get("explain"):
+    explain = "explain" in cmd and cmd["explain"]
+    if "cursor" not in cmd and not explain:
         raise MongoError(ErrorCode.FailedToParse,
                          "The 'cursor' option is required, except for aggregate with the explain argument")
-    if cmd.get("explain") and "writeConcern" in cmd:  # (mongod's message, its missing space included)
+    if explain and "writeConcern" in cmd:  # (mongod's message, its missing space included)
         raise MongoError(ErrorCode.FailedToParse, "Aggregation explain does not support the'writeConcern' option")
-    if "cursor" in cmd and not isinstance(cmd["cursor"], dict):
+    if "cursor" in cmd and type(cmd["cursor"]) is not dict and not isinstance(cmd["cursor"], dict):
         raise MongoError(ErrorCode.TypeMismatch,
                          "BSON field 'aggregate.cursor' is the wrong type, expected type 'object'")
     if type(target) is not str and not (isinstance(target, (int, float)) and target == 1):
@@ -61,7 +62,10 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
                                                          "with {aggregate: 1}, not a collection")
         sessions = replication.local_sessions(ctx, pipeline[0]["$listLocalSessions"])  # loop-side state
-    writes = any(isinstance(s, dict) and ("$out" in s or "$merge" in s) for s in pipeline)
+    writes = False
+    for stage in pipeline:  # (each a one-field object: check_shape; a loop, no call per stage)
+        if "$out" in stage or "$merge" in stage:
+            writes = True
     db = ctx.db
     let = C.command_variables(cmd, "aggregate")
     collation = C.collation_arg(cmd, "aggregate")
@@ -75,7 +79,7 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate")
     if type(target) is str:
         C.check_collection_name(db, target)
-        if pipeline and isinstance(pipeline[0], dict) and "$documents" in pipeline[0]:
+        if pipeline and "$documents" in pipeline[0]:  # (each stage an object: check_shape)
             # mongod's validateTopLevelPipeline: a first stage independent of any collection needs
             # {aggregate: 1} (a misplaced one fails 40602 when the pipeline parses).
             raise MongoError(ErrorCode.InvalidNamespace, "'$documents' can only be run with {aggregate: 1}")
@@ -84,14 +88,14 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     else:
         name = None
         ns = f"{db}.$cmd.aggregate"
-    if cmd.get("explain"):
+    if "explain" in cmd and cmd["explain"]:
         # (the explain family builds on this one: imported here, where the one cycle is broken)
         from tidemark.commands.explain import explain_aggregate
         return await explain_aggregate(ctx, db, name, pipeline, cmd, "queryPlanner")
 
     budget = access.TimeBudget(max_time)
     ts_out = None
-    if pipeline and isinstance(pipeline[-1], dict) and "$out" in pipeline[-1]:  # one hop only for $out
+    if pipeline and "$out" in pipeline[-1]:  # one hop only for $out
         ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
     if ts_out is not None:  # $out writing a time-series collection: measurements go through the loop
         def results():

@@ -9,6 +9,7 @@ Unsupported features raise 224 QueryFeatureNotAllowed "... is not supported by T
 from __future__ import annotations
 
 import contextvars
+import datetime
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -173,33 +174,33 @@ def _not_supported(op: str) -> MongoError:
     return MongoError(ErrorCode.QueryFeatureNotAllowed, f"{op} is not supported by Tidemark")
 
 
-
-
-def _is_dbref_doc(obj: Mapping, allow_incomplete: bool) -> bool:
-    has_ref = "$ref" in obj
-    has_id = "$id" in obj
-    if allow_incomplete:
-        return has_ref or has_id or "$db" in obj
-    return has_ref and has_id
-
-
 def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bool:
     """True when ``value`` is ``{$op: ...}`` (an expression document, not a DBRef-like object)."""
-    # (a dict first: an isinstance of the Mapping ABC costs a Python-level __instancecheck__ call, and
-    # every value of a filter is asked)
-    if not (type(value) is dict or isinstance(value, Mapping)) or not value:
+    # (a dict first, and the common scalars next: an isinstance of the Mapping ABC costs a
+    # Python-level __instancecheck__ call, and every value of a filter is asked)
+    t = type(value)
+    if t is not dict and (t in _SCALARS or not isinstance(value, Mapping)) or not value:
         return False
-    first = next(iter(value))
-    if not first.startswith("$"):
+    for key in value:  # (the first key, without the calls of next(iter(...)))
+        first = key
+        break
+    if first[:1] != "$":
         return False
-    return not _is_dbref_doc(value, allow_incomplete_dbref)
+    # not a DBRef-like object: $ref and $id, or (allow_incomplete_dbref) any of $ref, $id, $db
+    if allow_incomplete_dbref:
+        return not ("$ref" in value or "$id" in value or "$db" in value)
+    return not ("$ref" in value and "$id" in value)
+
+
+# the types of most filter values: not a Mapping (no ABC check for them)
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime.datetime})
 
 
 def parse_filter(filter: Mapping | None) -> Node:
     """Parse a filter document; raises MongoError with mongod's code/message when invalid."""
     if filter is None:
         return AlwaysTrue()
-    if not isinstance(filter, Mapping):
+    if type(filter) is not dict and not isinstance(filter, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "filter must be an object")
     return _parse_object(filter, top=True, sub=False)
 
@@ -220,14 +221,14 @@ def _conj(children: list[Node]) -> Node:
 def _parse_object(obj: Mapping, *, top: bool, sub: bool) -> Node:
     children: list[Node] = []
     for key, value in obj.items():
-        if key.startswith("$"):
+        if key[:1] == "$":
             node = _parse_top_operator(key, value, top=top, sub=sub)
             if node is not None:
                 children.append(node)
             continue
         if is_operator_document(value):
             children.extend(_parse_path_operators(key, value, sub=sub))
-        elif is_regex(value):
+        elif type(value) not in _SCALARS and is_regex(value):
             children.append(_regex_node(key, value))
         else:
             children.append(Cmp(key, "$eq", value))
@@ -333,10 +334,14 @@ def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
     out: list[Node] = []
     if "$regex" in ops or "$options" in ops:
         out.append(_parse_regex_document(path, ops))
-    near = [op for op in ops if op in _NEAR_OPS]
-    if near:
-        op = "$near" if near[0] == "$geoNear" else near[0]  # parsed exactly as $near (GeoNearExpression)
-        out.append(GeoNear(path, parse_near(op, ops[near[0]], ops)))
+    near = None  # the first near operator
+    for op in ops:
+        if op in _NEAR_OPS:
+            near = op
+            break
+    if near is not None:
+        op = "$near" if near == "$geoNear" else near  # parsed exactly as $near (GeoNearExpression)
+        out.append(GeoNear(path, parse_near(op, ops[near], ops)))
     elif "$maxDistance" in ops or "$minDistance" in ops:
         raise MongoError(ErrorCode.BadValue, "$maxDistance and $minDistance are only allowed with $near "
                                              "or $nearSphere")
@@ -372,7 +377,7 @@ def _parse_regex_document(path: str, ops: Mapping) -> Regex:
 
 def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
     if op in ("$eq", "$gt", "$gte", "$lt", "$lte"):
-        if op != "$eq" and is_regex(arg):
+        if op != "$eq" and type(arg) not in _SCALARS and is_regex(arg):
             raise MongoError(ErrorCode.BadValue, f"Can't have RegEx as arg to predicate over field '{path}'.")
         return Cmp(path, op, arg)
     if op in INTERNAL_EXPR_OPS:
@@ -384,7 +389,7 @@ def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
             raise MongoError(ErrorCode.BadValue, "Can't have regex as arg to $ne.")
         return Not(Cmp(path, "$eq", arg))
     if op in ("$in", "$nin"):
-        if not isinstance(arg, list):
+        if type(arg) is not list and not isinstance(arg, list):
             raise MongoError(ErrorCode.BadValue, f"{op} needs an array")
         node = _parse_in(path, arg)
         return node if op == "$in" else Not(node)
@@ -431,9 +436,11 @@ def true_value(v: Any) -> bool:
 def _parse_in(path: str, arr: list) -> In:
     values, regexes = [], []
     for entry in arr:
-        if is_operator_document(entry):
+        if type(entry) in _SCALARS:  # (neither an operator document nor a regex: no call)
+            values.append(entry)
+        elif is_operator_document(entry):
             raise MongoError(ErrorCode.BadValue, "cannot nest $ under $in")
-        if is_regex(entry):
+        elif is_regex(entry):
             regexes.append(_regex_node(VALUE_PATH, entry))
         else:
             values.append(entry)

@@ -28,7 +28,7 @@ from typing import Any
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import desugar
 from tidemark.query.docmeta import META_VAR
-from tidemark.query.expressions import defined_variables
+from tidemark.query.expressions import defined_variables, now_ms
 
 __all__ = ["PipelineContext", "Stage", "StageStats", "collecting", "collecting_stats", "parse_pipeline", "run_pipeline", "STAGES"]
 
@@ -76,8 +76,7 @@ class PipelineContext:
 
     def __post_init__(self) -> None:
         if "NOW" not in self.variables:
-            now = _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
-            self.variables = {**self.variables, "NOW": now.replace(microsecond=now.microsecond // 1000 * 1000)}
+            self.variables = {**self.variables, "NOW": now_ms()}
 
     def child(self, **changes: Any) -> PipelineContext:
         """A context for a sub-pipeline ($lookup/$facet/$unionWith) sharing callbacks and NOW; 232
@@ -248,12 +247,12 @@ def check_shape(pipeline: Any, implicit: int = 0) -> None:
     puts in front of it (a time-series collection's ``$_internalUnpackBucket``), counted as its own:
     mongod checks the raw length of the whole pipeline before parsing a stage (Pipeline::parseCommon,
     7749501); the length once aliases are expanded is :func:`check_expanded_length`'s."""
-    if not isinstance(pipeline, list):
+    if type(pipeline) is not list and not isinstance(pipeline, list):
         raise MongoError(ErrorCode.TypeMismatch, "'pipeline' option must be specified as an array")
     if len(pipeline) + implicit > MAX_PIPELINE_LENGTH:
         raise MongoError(7749501, f"Pipeline length must be no longer than {MAX_PIPELINE_LENGTH} stages.")
     for spec in pipeline:
-        if not isinstance(spec, dict):
+        if type(spec) is not dict and not isinstance(spec, dict):  # (no call for the plain dict BSON gives)
             raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
         if len(spec) != 1:
             raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
@@ -281,30 +280,39 @@ def is_stage(name: str) -> bool:
     return name in STAGES or name in _NOT_SUPPORTED or name in _ATLAS_ONLY
 
 
-def stage_names(pipeline: Any, extra: Any = ()) -> Iterator[str]:
+def stage_names(pipeline: Any, extra: Any = ()) -> list[str]:
     """The name of each stage of ``pipeline`` and of its sub-pipelines ($lookup's and $unionWith's
     ``pipeline``, each of $facet's, $merge's ``whenMatched`` pipeline) that is a stage Tidemark knows
-    (or one of ``extra``): what mongod's LiteParsedPipeline::tickGlobalStageCounters counts."""
+    (or one of ``extra``), in order: what mongod's LiteParsedPipeline::tickGlobalStageCounters counts."""
     if not STAGES:
         STAGES.update(_stage_table())
+    out: list[str] = []
+    _stage_names(pipeline, extra, out)
+    return out
+
+
+def _stage_names(pipeline: Any, extra: Any, out: list[str]) -> None:
+    # (a list filled in one walk, not a generator: every aggregate counts its stages, and each
+    # resumption of a generator costs a call)
     if type(pipeline) is not list:
         return
     for stage in pipeline:
-        if not isinstance(stage, dict) or len(stage) != 1:
+        if type(stage) is not dict and not isinstance(stage, dict) or len(stage) != 1:
             continue
-        name, spec = next(iter(stage.items()))
+        for name in stage:
+            spec = stage[name]
         if name not in STAGES and name not in extra:
             continue
-        yield name
-        subs: list[Any] = []
-        if name in ("$lookup", "$unionWith") and isinstance(spec, dict):
-            subs.append(spec.get("pipeline"))
-        elif name == "$facet" and isinstance(spec, dict):
-            subs.extend(spec.values())
-        elif name == "$merge" and isinstance(spec, dict):
-            subs.append(spec.get("whenMatched"))
-        for sub in subs:
-            yield from stage_names(sub, extra)
+        out.append(name)
+        if type(spec) is not dict and not isinstance(spec, dict):
+            continue
+        if name == "$lookup" or name == "$unionWith":
+            _stage_names(spec.get("pipeline"), extra, out)
+        elif name == "$facet":
+            for sub in spec.values():
+                _stage_names(sub, extra, out)
+        elif name == "$merge":
+            _stage_names(spec.get("whenMatched"), extra, out)
 
 
 def known_stage_names() -> list[str]:
@@ -332,7 +340,10 @@ def check_after_front(pipeline: Any, ctx: PipelineContext, exempt: frozenset[str
     if not isinstance(pipeline, list):
         return
     for i, spec in enumerate(pipeline):
-        name = next(iter(spec)) if isinstance(spec, dict) and len(spec) == 1 else None
+        name = None
+        if (type(spec) is dict or isinstance(spec, dict)) and len(spec) == 1:
+            for key in spec:  # (its one key, without the calls of next(iter(...)))
+                name = key
         if name in _FIRST_ONLY and (i or name not in exempt):
             parse_pipeline(pipeline, ctx)  # (raises for a stage past the head: the parse's own check)
             raise MongoError(40602, f"{name} is only valid as the first stage in a pipeline")
@@ -358,9 +369,10 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     stages: list[Stage] = []
     n = len(pipeline)
     misplaced = None  # the first first-only stage past the head
+    extra = ctx.extra_stages
     for i, spec in enumerate(pipeline):
-        name, arg = next(iter(spec.items()))
-        parser = ctx.extra_stages.get(name) or STAGES.get(name)
+        ((name, arg),) = spec.items()  # (one field: check_shape)
+        parser = extra[name] if name in extra else STAGES[name] if name in STAGES else None
         if parser is None:
             if name in _ATLAS_ONLY:
                 raise MongoError(6047401, f"{name} stage is only allowed on MongoDB Atlas")
@@ -396,7 +408,7 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
         raise MongoError(40602, f"{misplaced} is only valid as the first stage in a pipeline")
     check_expanded_length(pipeline)
     stages = _optimize(stages)
-    meta = ctx.variables.get(META_VAR)
+    meta = ctx.variables[META_VAR] if META_VAR in ctx.variables else None
     if meta is not None:
         stages = [_keeping_meta(stage, meta) if stage.name in _META_KEEPING else stage for stage in stages]
     return stages
@@ -429,16 +441,27 @@ NEAR_NOT_ALLOWED = ("$geoNear, $near, and $nearSphere are not allowed in this co
 def has_near(value: Any) -> bool:
     """``$near``/``$nearSphere`` (or their legacy spelling ``$geoNear``) anywhere in a filter (what a
     ``$match`` may not hold: 5626500)."""
-    if isinstance(value, dict):
-        for k, v in value.items():  # (loops, and no call for a scalar: every $match is walked)
-            if k == "$near" or k == "$nearSphere" or k == "$geoNear" or isinstance(v, (dict, list)) and has_near(v):
+    # (loops, and no call for a scalar nor for a plain dict or list: every $match is walked)
+    t = type(value)
+    if t is dict or t is not list and isinstance(value, dict):
+        for k in value:
+            if k == "$near" or k == "$nearSphere" or k == "$geoNear":
+                return True
+            v = value[k]
+            t = type(v)
+            if (t is dict or t is list or t not in _SCALARS and isinstance(v, (dict, list))) and has_near(v):
                 return True
         return False
-    if isinstance(value, list):
+    if t is list or isinstance(value, list):
         for v in value:
-            if isinstance(v, (dict, list)) and has_near(v):
+            t = type(v)
+            if (t is dict or t is list or t not in _SCALARS and isinstance(v, (dict, list))) and has_near(v):
                 return True
     return False
+
+
+# the types of most filter values, which has_near need not ask whether they are a dict or a list
+_SCALARS = frozenset({str, int, float, bool, type(None), _dt.datetime})
 
 
 def _optimize(stages: list[Stage]) -> list[Stage]:

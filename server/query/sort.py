@@ -71,20 +71,24 @@ def parse_sort(spec: Mapping | None, *, allow_meta: bool = False) -> list[tuple[
         if type(direction) is dict or type(direction) is not int and isinstance(direction, Mapping):  # (ABC last)
             out.append((path, _parse_meta_sort(direction, allow_meta)))
             continue
-        if not is_number(direction):
-            raise MongoError(15974, f"Illegal key in $sort specification: {path}: {bson_repr(direction)}")
-        value = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
-        if value not in (1.0, -1.0) or math.isnan(value):
-            raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+        if type(direction) is int and (direction == 1 or direction == -1):
+            value = direction  # (the usual spelling: no further calls)
+        else:
+            if not is_number(direction):
+                raise MongoError(15974, f"Illegal key in $sort specification: {path}: {bson_repr(direction)}")
+            number = float(direction.to_decimal()) if isinstance(direction, Decimal128) else float(direction)
+            if number not in (1.0, -1.0) or math.isnan(number):
+                raise MongoError(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+            value = int(number)
         if path == "":
             raise MongoError(40352, "FieldPath cannot be constructed with empty string")
-        if path.startswith("$"):
+        if path[0] == "$":
             raise MongoError(
                 16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField."
             )
-        if any(part == "" for part in path.split(".")):
+        if path[0] == "." or path[-1] == "." or ".." in path:  # (an empty part of the dotted path)
             raise MongoError(15998, "FieldPath field names may not be empty strings.")
-        out.append((path, int(value)))
+        out.append((path, value))
     return out
 
 

@@ -124,15 +124,20 @@ def parse_accumulated_fields(spec: dict, stage: str, skip: tuple = ("_id",), col
     for name, acc in spec.items():
         if name in skip:
             continue
-        if not isinstance(acc, dict) or not next(iter(acc), "").startswith("$"):
+        op = ""  # (the first key, without the calls of next(iter(...)))
+        if type(acc) is dict or isinstance(acc, dict):
+            for key in acc:
+                op = key
+                break
+        if op[:1] != "$":
             raise MongoError(40234, f"The field '{name}' must be an accumulator object")
         if "." in name:
             raise MongoError(40235, f"The field name '{name}' cannot contain '.'")
-        if name.startswith("$"):
+        if name[:1] == "$":
             raise MongoError(40236, f"The field name '{name}' cannot be an operator name")
         if len(acc) != 1:
             raise MongoError(40238, f"The field '{name}' must specify one accumulator")
-        op, arg = next(iter(acc.items()))
+        arg = acc[op]
         if type(arg) is list:  # any array, one element too (windows unwrap those; $group does not)
             raise MongoError(40237, f"The {op} accumulator is a unary operator")
         out.append((name, parse_accumulator(op, arg, collation, variables=variables, group_key_n=group_key_n)))
@@ -447,12 +452,17 @@ def compile_group_id(id_spec: Any, collation: Any = None):
     ``{a: null}`` and ``{}`` is the one group ``{a: null}``). A number or boolean among those fields
     reads as a projection's inclusion flag, which a group key cannot be: 17390, as mongod's
     DocumentSourceGroup::parseIdExpression (a constant key part is written ``{$literal: 1}``)."""
-    if type(id_spec) is dict and id_spec and not next(iter(id_spec)).startswith("$"):
+    first = None  # (an object's first key, without the calls of next(iter(...)))
+    if type(id_spec) is dict:
+        for key in id_spec:
+            first = key
+            break
+    if first is not None and first[:1] != "$":
         for value in id_spec.values():
             if isinstance(value, (bool, int, float, Decimal128)):  # (bool and Int64 are ints too)
                 raise MongoError(17390, "$group does not support inclusion-style expressions")
     fn = compile_expression(id_spec, collation=collation)  # (also checks the field names)
-    if type(id_spec) is not dict or len(id_spec) != 1 or next(iter(id_spec)).startswith("$"):
+    if first is None or first[:1] == "$" or len(id_spec) != 1:
         return fn
     ((name, expr),) = id_spec.items()
     field_fn = compile_expression(expr, collation=collation)
@@ -469,17 +479,25 @@ def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
     reported after them all (DocumentSourceGroup::createFromBson), so the first bad field wins."""
     if not isinstance(spec, dict):
         raise MongoError(15947, "a group's fields must be specified in an object")
+    collation, variables = ctx.collation, ctx.variables
+    for key in spec:  # the first key: _id most often, and the fields after it parse in one pass
+        if key == "_id":
+            id_fn = compile_group_id(spec["_id"], collation)
+            fields = parse_accumulated_fields(spec, "$group", collation=collation, variables=variables,
+                                              group_key_n=True)
+            return GroupStage(spec, id_fn, fields, ctx)
+        break
     names = list(spec)
     at = names.index("_id") if "_id" in spec else len(names)
 
     def accumulated(part: list) -> list:
-        return parse_accumulated_fields({k: spec[k] for k in part}, "$group", collation=ctx.collation,
-                                        variables=ctx.variables, group_key_n=True)
+        return parse_accumulated_fields({k: spec[k] for k in part}, "$group", collation=collation,
+                                        variables=variables, group_key_n=True)
 
     fields = accumulated(names[:at])
     if at == len(names):
         raise MongoError(15955, "a group specification must include an _id")
-    id_fn = compile_group_id(spec["_id"], ctx.collation)
+    id_fn = compile_group_id(spec["_id"], collation)
     fields += accumulated(names[at + 1:])
     return GroupStage(spec, id_fn, fields, ctx)
 
