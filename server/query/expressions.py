@@ -210,7 +210,7 @@ def _shape(v: Any) -> Any:
         for k, x in v.items():
             if type(k) is not str or k in _UNSHARED_OPERATORS:
                 raise _Unshaped
-            items.append((k, _shape(x)))
+            items.append((k, x if type(x) is str else _shape(x)))  # (a string is its own shape: no call)
         return ("d", *items)
     if t is list:
         return ("l", *[_shape(x) for x in v])

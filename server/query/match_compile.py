@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard, cast
+from typing import Any, TypeGuard
 
 from bson.int64 import Int64
 from bson.min_key import MinKey
@@ -132,7 +132,8 @@ class _Compiler:
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])
         # what is left is a value node on a path (value_predicate refuses anything else)
-        general = _on_path(cast("Cmp | In | Type | Regex | Mod | Bits", node).path, self.value_predicate(node), expand=True)
+        leaf: Cmp | In | Type | Regex | Mod | Bits = node  # type: ignore[assignment]  # (typing.cast is a call)
+        general = _on_path(leaf.path, self.value_predicate(node), expand=True)
         if type(node) is Cmp and (self.collation is None or type(node.value) is not str):
             return _fast_top_level_cmp(node, general) or general
         return general
@@ -437,7 +438,11 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
         return lambda doc: vp(doc.get(name, MISSING))
 
     parts = split_path(path)
-    positional = any(is_numeric_component(part) for part in parts)
+    positional = False
+    for part in parts:  # (a loop: a generator under any() is a call per part)
+        if is_numeric_component(part):
+            positional = True
+            break
     _THROUGH_ARRAY = _through_array_marker
 
     def walk(doc: Any) -> Any:

@@ -57,7 +57,7 @@ from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import DBREF_FIELDS, TYPE_ALIASES, TYPE_NUMBERS, is_number
 
 __all__ = ["parse_filter", "parse_value_condition", "is_operator_document", "where_not_allowed", "QUERY_OPERATORS",
-           "INTERNAL_EXPR_OPS", "true_value"]
+           "INTERNAL_EXPR_OPS", "SCALAR_TYPES", "true_value"]
 
 _UNSUPPORTED_TOP = {"$where"}  # as a top-level key it parses (_parse_where); elsewhere it is refused
 _GEO_OPS = {"$geoWithin", "$within", "$geoIntersects"}
@@ -179,7 +179,7 @@ def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bo
     # (a dict first, and the common scalars next: an isinstance of the Mapping ABC costs a
     # Python-level __instancecheck__ call, and every value of a filter is asked)
     t = type(value)
-    if t is not dict and (t in _SCALARS or not isinstance(value, Mapping)) or not value:
+    if t is not dict and (t in SCALAR_TYPES or not isinstance(value, Mapping)) or not value:
         return False
     for key in value:  # (the first key, without the calls of next(iter(...)))
         first = key
@@ -192,8 +192,9 @@ def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bo
     return not ("$ref" in value and "$id" in value)
 
 
-# the types of most filter values: not a Mapping (no ABC check for them)
-_SCALARS = frozenset({str, int, float, bool, type(None), datetime.datetime})
+# The types of most filter values: none is a Mapping, a list or a regex, which a walk of a filter can
+# tell by one set lookup, where an isinstance is a call (and a Mapping ABC check a Python-level one).
+SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime})
 
 
 def parse_filter(filter: Mapping | None) -> Node:
@@ -228,7 +229,7 @@ def _parse_object(obj: Mapping, *, top: bool, sub: bool) -> Node:
             continue
         if is_operator_document(value):
             children.extend(_parse_path_operators(key, value, sub=sub))
-        elif type(value) not in _SCALARS and is_regex(value):
+        elif type(value) not in SCALAR_TYPES and is_regex(value):
             children.append(_regex_node(key, value))
         else:
             children.append(Cmp(key, "$eq", value))
@@ -377,7 +378,7 @@ def _parse_regex_document(path: str, ops: Mapping) -> Regex:
 
 def _parse_path_operator(path: str, op: str, arg: Any, *, sub: bool) -> Node:
     if op in ("$eq", "$gt", "$gte", "$lt", "$lte"):
-        if op != "$eq" and type(arg) not in _SCALARS and is_regex(arg):
+        if op != "$eq" and type(arg) not in SCALAR_TYPES and is_regex(arg):
             raise MongoError(ErrorCode.BadValue, f"Can't have RegEx as arg to predicate over field '{path}'.")
         return Cmp(path, op, arg)
     if op in INTERNAL_EXPR_OPS:
@@ -436,7 +437,7 @@ def true_value(v: Any) -> bool:
 def _parse_in(path: str, arr: list) -> In:
     values, regexes = [], []
     for entry in arr:
-        if type(entry) in _SCALARS:  # (neither an operator document nor a regex: no call)
+        if type(entry) in SCALAR_TYPES:  # (neither an operator document nor a regex: no call)
             values.append(entry)
         elif is_operator_document(entry):
             raise MongoError(ErrorCode.BadValue, "cannot nest $ under $in")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import datetime as _dt
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import desugar
 from tidemark.query.docmeta import META_VAR
 from tidemark.query.expressions import defined_variables, now_ms
+from tidemark.query.match_parse import SCALAR_TYPES
 
 __all__ = ["PipelineContext", "Stage", "StageStats", "collecting", "collecting_stats", "parse_pipeline", "run_pipeline", "STAGES"]
 
@@ -449,19 +449,16 @@ def has_near(value: Any) -> bool:
                 return True
             v = value[k]
             t = type(v)
-            if (t is dict or t is list or t not in _SCALARS and isinstance(v, (dict, list))) and has_near(v):
+            if (t is dict or t is list or t not in SCALAR_TYPES and isinstance(v, (dict, list))) and has_near(v):
                 return True
         return False
     if t is list or isinstance(value, list):
         for v in value:
             t = type(v)
-            if (t is dict or t is list or t not in _SCALARS and isinstance(v, (dict, list))) and has_near(v):
+            if (t is dict or t is list or t not in SCALAR_TYPES and isinstance(v, (dict, list))) and has_near(v):
                 return True
     return False
 
-
-# the types of most filter values, which has_near need not ask whether they are a dict or a list
-_SCALARS = frozenset({str, int, float, bool, type(None), _dt.datetime})
 
 
 def _optimize(stages: list[Stage]) -> list[Stage]:
