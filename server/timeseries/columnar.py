@@ -225,18 +225,40 @@ class _Conditions:
         return out, len(parts)
 
 
-def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None,
-         filter_shape: FilterShape | None = None) -> ColumnarGroup | None:
-    """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
-    leading filter ``node`` vectorizes; else None (the generic path runs). ``filter_shape``:
-    ``filters.shape_of(node, ...)`` when the caller has it (the conditions' template lives there)."""
+class Grouping:
+    """What the pipeline after the absorbed ``$match`` stages fixes of a columnar ``$group``, whatever the
+    filter (``grouping``; a read source remembers it per such pipeline, ``view._rest_of``): the group's
+    ``_Shape``, the stage whose output is the read's (``ColumnarGroup.last``) and the k of a newest-first
+    read (``topk_shape``). Never changed once made."""
+
+    __slots__ = ("shape", "last", "topk")
+
+    def __init__(self, spec: dict[str, Any], shape: _Shape, remaining: list[dict[str, Any]]):
+        self.shape = shape
+        self.last = _last_stage(remaining[1:])
+        self.topk = topk_shape(remaining, spec, shape)
+
+
+def grouping(remaining: list[dict[str, Any]], time_field: str, meta_field: str | None) -> Grouping | None:
+    """The ``Grouping`` of ``remaining`` when it starts with a ``$group`` of the supported shape, else None."""
     if not remaining or not isinstance(remaining[0], dict) or len(remaining[0]) != 1:
         return None
     spec = remaining[0].get("$group")
     if not isinstance(spec, dict) or "_id" not in spec:
         return None
     shape = _shape(spec, time_field, meta_field)
-    if shape is None:
+    return None if shape is None else Grouping(spec, shape, remaining)
+
+
+def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None,
+         filter_shape: FilterShape | None = None, group: Grouping | None | object = _UNSEEN
+         ) -> ColumnarGroup | None:
+    """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
+    leading filter ``node`` vectorizes; else None (the generic path runs). ``filter_shape``:
+    ``filters.shape_of(node, ...)`` when the caller has it (the conditions' template lives there);
+    ``group``: ``grouping(remaining, ...)`` when the caller has it."""
+    found = grouping(remaining, time_field, meta_field) if group is _UNSEEN else cast(Grouping | None, group)
+    if found is None:
         return None
     if node is None:
         conditions: list[Any] = []
@@ -250,9 +272,10 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
         if bound is None:
             return None
         conditions, n_parts = bound
-    group = ColumnarGroup(spec, shape, conditions, time_field, meta_field)
+    # (the spec of this read's own pipeline: the $group stage asks whether it is the one planned)
+    group = ColumnarGroup(remaining[0]["$group"], found.shape, conditions, time_field, meta_field)
     group.conditions_exact = len(conditions) == n_parts
-    group.last = _last_stage(remaining[1:])
+    group.last = found.last
     return group
 
 
@@ -394,16 +417,16 @@ class TopK:
         return len(self._heap) >= self.k and bucket_start_s * 1000 + self.span_ms <= self._heap[0]
 
 
-def topk_shape(remaining: list[dict[str, Any]], group: ColumnarGroup) -> int | None:
-    """k when ``remaining`` is ``$group`` on exactly ``$dateTrunc`` of the time, ``$sort {_id: -1}``,
-    ``$limit k`` and no accumulator depends on the order of the buckets; else None."""
-    if len(remaining) < 3 or group.unit_ms is None or not isinstance(group.group_spec["_id"], dict):
+def topk_shape(remaining: list[dict[str, Any]], spec: dict[str, Any], shape: _Shape) -> int | None:
+    """k when ``remaining`` is ``$group`` (``spec``, of ``shape``) on exactly ``$dateTrunc`` of the time,
+    ``$sort {_id: -1}``, ``$limit k`` and no accumulator depends on the order of the buckets; else None."""
+    if len(remaining) < 3 or shape.unit_ms is None or not isinstance(spec["_id"], dict):
         return None
-    if "$dateTrunc" not in group.group_spec["_id"]:
+    if "$dateTrunc" not in spec["_id"]:
         return None
     # the newest-first read feeds a group's buckets newest first, the generic one by ascending _id (the
     # collection scan's order): $first/$last would take another bucket's row
-    if any(spec.name in ("$first", "$last") for _, spec in group.fields):
+    if any(acc.name in ("$first", "$last") for _, acc in shape.fields):
         return None
     sort, limit = remaining[1], remaining[2]
     if sort != {"$sort": {"_id": -1}} or not isinstance(limit, dict) or set(limit) != {"$limit"}:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from tidemark.protocol.errors import MongoError
+from tidemark.query import match
 from tidemark.query.expressions import expression_fields
-from tidemark.query.match import compile_node, filter_fields, parse_filter
+from tidemark.query.match import compile_node, parse_filter
 from tidemark.query.parsed_match import parsed
 
 ALL = None  # "every field"
@@ -64,7 +65,7 @@ def _sort_by_refs(group: dict[str, Any], out: set[str]) -> bool:
 
 def _filter_top_fields(node: Any, out: set[str]) -> bool:
     """Add the top-level fields filter ``node`` reads to ``out``; False if it may read any field."""
-    paths = filter_fields(node)
+    paths = match.filter_fields(node)
     if paths is None:
         return False
     out.update(path.split(".", 1)[0] for path in paths)
@@ -76,11 +77,28 @@ def _is_exclusion(value: Any) -> bool:
 
 
 def needed_fields(pipeline: list[dict[str, Any]], filter_nodes: list[Any]) -> set[str] | None:
-    """Top-level measurement fields the rest of the pipeline can observe, or None for all."""
+    """Top-level measurement fields the rest of the pipeline can observe, or None for all: those the
+    leading filters read (``filter_fields``) and those the stages after them read (``pipeline_fields``)."""
+    read = filter_fields(filter_nodes)
+    if read is ALL:
+        return ALL
+    rest = pipeline_fields(pipeline)
+    return ALL if rest is ALL else read | rest
+
+
+def filter_fields(filter_nodes: list[Any]) -> set[str] | None:
+    """Top-level fields the filters ``filter_nodes`` read, or None when they may read any."""
     out: set[str] = set()
     for node in filter_nodes:
         if not _filter_top_fields(node, out):
             return ALL
+    return out
+
+
+def pipeline_fields(pipeline: list[dict[str, Any]]) -> set[str] | None:
+    """Top-level fields the stages ``pipeline`` (after the leading filters) read before the document is
+    no longer the measurement, or None when they may read any."""
+    out: set[str] = set()
     for stage in pipeline:
         if not isinstance(stage, dict) or len(stage) != 1:
             return ALL

@@ -210,15 +210,18 @@ class FilterShape:
     """What a filter's shape (``shape_key``) fixes on a collection's time and meta fields, made once
     per shape (``shape_of``) and shared by every read of it (any thread): the bucket-filter binder per
     set of derivation parameters (``binders``), the column filter's template (``rowfilter``,
-    ``columns``) and the columnar ``$group``'s condition template (``columnar``, ``conditions``). Each
-    part is made the first time a read asks for it and stored whole; none changes after."""
+    ``columns``), the columnar ``$group``'s condition template (``columnar``, ``conditions``) and the
+    top-level fields the filter reads (``view``, ``fields``: (whether the shape fixes them,
+    ``fields_fixed``; the fields when it does)). Each part is made the first time a read asks for it and
+    stored whole; none changes after."""
 
-    __slots__ = ("binders", "columns", "conditions")
+    __slots__ = ("binders", "columns", "conditions", "fields")
 
     def __init__(self) -> None:
         self.binders: dict[tuple[Any, ...], Binder] = {}
         self.columns: Any = None
         self.conditions: Any = None
+        self.fields: tuple[bool, frozenset[str] | None] | None = None
 
 
 # ``FilterShape``s by (``shape_key``, time field, meta field); cleared when full
@@ -254,6 +257,19 @@ def shape_key(node: Node) -> tuple[Any, ...]:
     if kind is ElemMatch:
         return (kind, any_node.path, any_node.value_form, shape_key(any_node.child))
     return (kind, getattr(node, "path", None), getattr(node, "op", None))
+
+
+def fields_fixed(node: Node) -> bool:
+    """The fields ``node`` reads (``match.filter_fields``: each leaf's path, ``$elemMatch``'s own) are
+    fixed by its shape (``shape_key``: the kinds and paths): no ``$expr`` or ``$jsonSchema``, whose
+    fields are in their values, in its ``$and``/``$or``/``$nor``/``$not`` tree."""
+    kind = type(node)
+    any_node: Any = node
+    if kind is And or kind is Or or kind is Nor:
+        return all(fields_fixed(child) for child in any_node.children)
+    if kind is Not:
+        return fields_fixed(any_node.child)
+    return kind is not Expr and kind is not JsonSchema
 
 
 def _none(node: Node) -> None:

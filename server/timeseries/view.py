@@ -22,7 +22,9 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tidemark.protocol.codec import EncodedRun, decode_all
+from bson.errors import InvalidDocument
+
+from tidemark.protocol.codec import EncodedRun, decode_all, encode
 from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.access_path import Plan
@@ -47,8 +49,15 @@ from tidemark.timeseries import (
     time_sort,
 )
 from tidemark.timeseries.bucketdoc import time_bound_paths
-from tidemark.timeseries.deps import leading_matches, needed_fields
-from tidemark.timeseries.filters import BucketFilter, derive, shape_of, with_expr_implications
+from tidemark.timeseries.deps import filter_fields, leading_matches, pipeline_fields
+from tidemark.timeseries.filters import (
+    BucketFilter,
+    FilterShape,
+    derive,
+    fields_fixed,
+    shape_of,
+    with_expr_implications,
+)
 from tidemark.timeseries.indexes import translate_hint
 from tidemark.timeseries.unpack import parse_internal_unpack
 
@@ -97,7 +106,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                     if node is not None and not bfilter.exact else None)
     # the part of the event filter decided on whole columns: only the rows it keeps become documents
     column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field, shape) if event_filter is not None else None
-    fields = needed_fields(remaining, nodes)
+    tail = _rest_of(remaining, spec.time_field, spec.meta_field)
+    fields = None if tail.fields is None else _fields_read(shape, nodes, tail.fields)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
                             "shownBucketFilter": Rendered(bfilter.shown_of),  # 7.0's form, for explain's plan
@@ -114,13 +124,13 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     predicate = bfilter.predicate
     plain = collation is None  # the special shapes below compare strings binary-wise
     # a read that only counts measurements: each bucket's accepted rows, no document (rowcount)
-    counting = rowcount.plan(remaining)
-    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape)
-               if fields is not None and plain and counting is None else None)
+    counting = tail.counting
+    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape, tail.grouping)
+               if tail.grouping is not None and fields is not None and plain and counting is None else None)
     if grouped is not None:
         info["columnarGroup"] = True
     plan = _index_plan(server, ns, bfilter, hint, spec, buckets_info)
-    topk = columnar.topk_shape(remaining, grouped) if grouped is not None and plan is None else None
+    topk = tail.grouping.topk if grouped is not None and tail.grouping is not None and plan is None else None
     in_order = None
     if grouped is not None and topk is not None:
         info["newestFirst"] = topk
@@ -130,11 +140,11 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
                                     grouped.topk.done_before)
-    elif plain and node is None and plan is None and \
-            lastpoint.is_lastpoint(remaining, spec.time_field, spec.meta_field):
+    elif plain and node is None and plan is None and tail.lastpoint:
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
-    elif (timed := _time_sorted(server, ns, spec, bfilter, remaining, plain, plan, sort_memory)) is not None:
+    elif (timed := _time_sorted(server, ns, spec, bfilter, tail.time_sort if plain else None, plan,
+                                sort_memory)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
         info["timeSortStats"] = Rendered(timed.stats)  # (as read: explain's executionStats)
@@ -176,16 +186,78 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     return _measurements(buckets, spec, event_filter, fields, info, column_filter, raw and not remaining), remaining, info
 
 
-def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, remaining: list[dict[str, Any]],
-                 plain: bool, plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.BoundedSort | None:
-    """The bounded sort of a read that sorts on time (``time_sort``), or None: another
+class _Rest:
+    """What the pipeline after the absorbed ``$match`` stages (``remaining``) fixes for a read on a
+    collection's time and meta fields, whatever its filter: the fields it reads
+    (``deps.pipeline_fields``), its counting plan (``rowcount.plan``), its columnar ``$group``
+    (``columnar.grouping``), its time sort (``time_sort.shape_of``) and whether it is a lastpoint
+    (``lastpoint.is_lastpoint``). Made once per such pipeline (``_rest_of``) and shared by the reads
+    (any thread); never changed."""
+
+    __slots__ = ("fields", "counting", "grouping", "time_sort", "lastpoint")
+
+    def __init__(self, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None):
+        found = pipeline_fields(remaining)
+        self.fields = None if found is None else frozenset(found)
+        self.counting = rowcount.plan(remaining)
+        self.grouping = columnar.grouping(remaining, time_field, meta_field)
+        self.time_sort = time_sort.shape_of(remaining, time_field)
+        self.lastpoint = lastpoint.is_lastpoint(remaining, time_field, meta_field)
+
+
+# ``_Rest``s by the BSON of the rest of the pipeline with the time and meta fields (types and field order
+# exact: every value the parts read is in it); a pipeline whose BSON is over ``_REST_KEY_MAX`` bytes (or
+# has none) is planned for each read. Cleared when full.
+_RESTS: dict[bytes, _Rest] = {}
+_RESTS_MAX = 256
+_REST_KEY_MAX = 4096
+
+
+def _rest_of(remaining: list[dict[str, Any]], time_field: str, meta_field: str | None) -> _Rest:
+    """The ``_Rest`` of ``remaining`` on these fields (made when first seen)."""
+    try:
+        key = encode({"r": remaining, "t": time_field, "m": meta_field})
+    except (InvalidDocument, OverflowError):
+        return _Rest(remaining, time_field, meta_field)
+    found = _RESTS.get(key)
+    if found is None:
+        found = _Rest(remaining, time_field, meta_field)
+        if len(key) <= _REST_KEY_MAX:
+            if len(_RESTS) >= _RESTS_MAX:
+                _RESTS.clear()
+            _RESTS[key] = found
+    return found
+
+
+def _fields_read(shape: FilterShape | None, nodes: list[Any], rest: frozenset[str]) -> set[str] | None:
+    """The top-level fields a read needs (``deps.needed_fields``) given those the rest of its pipeline
+    reads (``rest``): the filter's are remembered on its shape when the shape fixes them
+    (``filters.fields_fixed``)."""
+    if shape is None:  # (no filter, or {$match: {}})
+        read = filter_fields(nodes)
+        return None if read is None else {*read, *rest}
+    known = shape.fields
+    if known is None:
+        fixed = fields_fixed(nodes[0] if len(nodes) == 1 else And(tuple(nodes)))
+        read = filter_fields(nodes)
+        known = shape.fields = (fixed, None if read is None else frozenset(read)) if fixed else (False, None)
+        return None if read is None else {*read, *rest}
+    if not known[0]:
+        read = filter_fields(nodes)
+        return None if read is None else {*read, *rest}
+    return None if known[1] is None else {*known[1], *rest}
+
+
+def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, shape: time_sort.TimeSortShape | None,
+                 plan: Any, sort_memory: tuple[int, bool] | None = None) -> time_sort.BoundedSort | None:
+    """The bounded sort of a read that sorts on time (``time_sort``; ``shape``: ``time_sort.shape_of`` of
+    the rest of its pipeline, None under a collation), or None: another
     pipeline, a collation (the rest of the pipeline runs under it), dates outside 1970..2038, or a read
     through a buckets index that cannot give its buckets in time order. With an index: ``plan`` again,
     asked for the buckets' time order (the leading fields pinned to one value, then
     ``control.min.<time>`` or ``control.max.<time>``), as ``.plan`` (and that side as ``.order_by``);
     for a ``$in`` of a few series (index order is series by series), one such plan per series as
     ``.series`` (``_series_plans``), merged by ``_series_merged``."""
-    shape = time_sort.shape_of(remaining, spec.time_field) if plain else None
     if shape is None:
         return None
     ordered, order_by, series = None, "min", None
