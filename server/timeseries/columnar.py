@@ -83,7 +83,7 @@ class ColumnarGroup:
     """A parsed ``$group`` the columnar path can run, plus the vectorized filter."""
 
     def __init__(self, group_spec: dict[str, Any], shape: _Shape, conditions: list[Any], time_field: str,
-                 meta_field: str | None):
+                 meta_field: str | None, paths: tuple[str, ...] | None = None):
         self.group_spec = group_spec
         self.unit_ms = shape.unit_ms
         self.fields = shape.fields  # [(name, AccumulatorSpec)]
@@ -98,21 +98,24 @@ class ColumnarGroup:
         # the stage whose output is the read's when only a $sort (and a $limit) or nothing follows the
         # group: "$sort", "$group" or None (groupbatch.GroupOutput may then hand BSON to the cursor)
         self.last: str | None = None
-        columns, self.fast_key, self.runs_key = _group_keys(shape, time_field, conditions)
+        columns, self.fast_key, self.runs_key = _group_keys(shape, time_field, conditions, paths)
         self.columns = list(columns)
 
 
 _KEYS_MAX = 64  # condition path sets remembered per shape (cleared when full)
 
 
-def _group_keys(shape: _Shape, time_field: str, conditions: list[Any]) -> tuple[tuple[str, ...], str, str]:
+def _group_keys(shape: _Shape, time_field: str, conditions: list[Any], paths: tuple[str, ...] | None = None
+                ) -> tuple[tuple[str, ...], str, str]:
     """(the columns a bucket's dense arrays hold, the memo key of those arrays on a stored bucket's cache
     entry (``densecolumns.fast_arrays``), the memo key of its runs (``groupbatch``)) of a group of
     ``shape`` under a filter with ``conditions``: they depend on the shape, the time field and the
     conditions' paths alone (not their operators or operands), so they are made once per such set and
     remembered on the shape. The keys are strings: hashed once, where a nested tuple is hashed at every
-    lookup (once per bucket and query)."""
-    paths = tuple(sorted({path for path, _, _ in conditions}))
+    lookup (once per bucket and query). ``paths``: the conditions' paths, sorted, when the caller has
+    them (``_Conditions.paths``)."""
+    if paths is None:
+        paths = tuple(sorted({path for path, _, _ in conditions}))
     key = (time_field, paths)
     found = shape.keys.get(key)
     if found is None:
@@ -183,12 +186,13 @@ class _Conditions:
     field or of a top-level measurement field with its ufunc; ``none``: some part has no vectorized
     form whatever its operand. Whether an operand vectorizes is read at each bind."""
 
-    __slots__ = ("flat", "kinds", "none")
+    __slots__ = ("flat", "kinds", "none", "paths")
 
     def __init__(self, node: Node, tf: str, mf: str | None):
         self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
         self.kinds: list[tuple[str, Any] | None] = []
         self.none = False
+        self.paths: tuple[str, ...] = ()  # the bound conditions' paths, sorted (``_group_keys``)
         for part in _conjuncts(node):
             if _all_paths_on_meta(part, mf):
                 self.kinds.append(None)
@@ -198,6 +202,7 @@ class _Conditions:
                 return
             else:
                 self.kinds.append((part.path, _OPS[part.op]))
+        self.paths = tuple(sorted({kind[0] for kind in self.kinds if kind is not None}))
 
     def bind(self, node: Node, tf: str) -> tuple[list[Any], int] | None:
         """(the filter ``node`` of this shape as [(path, ufunc, operand)] row conditions, its number of
@@ -257,9 +262,10 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
     leading filter ``node`` vectorizes; else None (the generic path runs). ``filter_shape``:
     ``filters.shape_of(node, ...)`` when the caller has it (the conditions' template lives there);
     ``group``: ``grouping(remaining, ...)`` when the caller has it."""
-    found = grouping(remaining, time_field, meta_field) if group is _UNSEEN else cast(Grouping | None, group)
+    found: Any = grouping(remaining, time_field, meta_field) if group is _UNSEEN else group
     if found is None:
         return None
+    paths: tuple[str, ...] = ()
     if node is None:
         conditions: list[Any] = []
         n_parts = 0
@@ -272,8 +278,9 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
         if bound is None:
             return None
         conditions, n_parts = bound
+        paths = template.paths
     # (the spec of this read's own pipeline: the $group stage asks whether it is the one planned)
-    group = ColumnarGroup(remaining[0]["$group"], found.shape, conditions, time_field, meta_field)
+    group = ColumnarGroup(remaining[0]["$group"], found.shape, conditions, time_field, meta_field, paths)
     group.conditions_exact = len(conditions) == n_parts
     group.last = found.last
     return group

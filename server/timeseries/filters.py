@@ -254,6 +254,8 @@ def shape_key(node: Node) -> tuple[Any, ...]:
         return (kind, shape_key(any_node.child))
     if kind is Cmp:
         return (kind, any_node.path, any_node.op)
+    if kind is In:  # (the generic form's, without its two getattr calls: every TSBS read has one)
+        return (kind, any_node.path, None)
     if kind is ElemMatch:
         return (kind, any_node.path, any_node.value_form, shape_key(any_node.child))
     return (kind, getattr(node, "path", None), getattr(node, "op", None))
@@ -365,6 +367,7 @@ class _Deriver:
         self.refuse, self.unmixed = refuse, unmixed
         self.meta_prefix = None if mf is None else mf + "."
         self.low, self.high = "control.min." + tf, "control.max." + tf
+        self.time_key = time_bounds_key(tf)
 
     def ineligible(self, node: Node, reason: str) -> None:
         """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
@@ -489,7 +492,7 @@ class _Deriver:
 
     def conjunction(self, binders: list[Binder], times: list[bool]) -> Binder:
         """The binder of a conjunction (``times``: which ``binders`` give a time check, ``time_check``)."""
-        tf = self.tf
+        tf, key = self.tf, self.time_key
         pairs = list(zip(binders, times, strict=True))
 
         def bind_and(n: Any) -> tuple[Any, ...] | None:
@@ -525,7 +528,7 @@ class _Deriver:
             if not kept:
                 return None
             if checks:  # first: it narrows a chunk for the others with one comparison per check
-                predicates.insert(0, _TimeBounds(tf, tuple(checks)))
+                predicates.insert(0, _TimeBounds(tf, tuple(checks), key))
             predicate = None if not predicates else predicates[0] if len(predicates) == 1 else \
                 _AllOf(tuple(predicates))
             return (_and(mqls), predicate, lo, hi, exact, lambda: _and([shown() for shown in kept]))
@@ -565,18 +568,20 @@ class _Deriver:
         if found is None:
             return None
         mql, check, lo, hi, shown = found
-        return mql, _TimeBounds(self.tf, (check,)), lo, hi, False, shown
+        return mql, _TimeBounds(self.tf, (check,), self.time_key), lo, hi, False, shown
 
     def time_check(self, n: Any) -> tuple[Any, ...] | None:
         """(mql, check, lo_s, hi_s, shown_of) of a comparison of the time field (``_TimeBounds``' check),
         or None when its operand is no date."""
-        self.check_operand(n, n.value, "")
-        return self.time_bounds(n.op, n.value)
-
-    def time_bounds(self, op: str, value: Any) -> tuple[Any, ...] | None:
+        value = n.value
         d_ms = date_ms(value)
         if d_ms is None:
+            self.check_operand(n, value, "")  # (a date passes all of them: only a non-date is checked)
             return None  # a non-date never equals a date: the per-measurement filter answers
+        return self.time_bounds(n.op, value, d_ms)
+
+    def time_bounds(self, op: str, value: Any, d_ms: int) -> tuple[Any, ...]:
+        """``time_check``'s part of a comparison with the date ``value`` (``d_ms`` in ms)."""
         d_floor_s = d_ms // 1000
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
@@ -599,6 +604,11 @@ class _Deriver:
                 lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))
 
 
+def time_bounds_key(tf: str) -> str:
+    """``_TimeBounds.key`` for the time field ``tf``."""
+    return sys.intern("time bounds " + tf)
+
+
 class _TimeBounds:
     """The bucket predicate of time comparisons: a bucket's control min/max of the time field read once
     (a conjunction of several is one ``_TimeBounds``, see ``_Deriver.conjunction``). Every check bounds the two ends
@@ -607,11 +617,12 @@ class _TimeBounds:
 
     __slots__ = ("tf", "checks", "key", "lo_min", "lo_max", "hi_min", "hi_max")
 
-    def __init__(self, tf: str, checks: tuple[Any, ...]):
+    def __init__(self, tf: str, checks: tuple[Any, ...], key: str | None = None):
         self.tf, self.checks = tf, checks
         # a string: hashed once, not at every lookup like a tuple; interned: one object for every query,
-        # so the bounds a cache entry keeps (``time_bounds``) are told its own by identity
-        self.key = sys.intern("time bounds " + tf)
+        # so the bounds a cache entry keeps (``time_bounds``) are told its own by identity (``key``:
+        # ``time_bounds_key(tf)``, when the caller has it)
+        self.key = key if key is not None else time_bounds_key(tf)
         lo_min: float = -math.inf
         lo_max: float = math.inf
         hi_min, hi_max = lo_min, lo_max
@@ -727,15 +738,17 @@ def _point_alternatives(node: Node) -> list[tuple[MetaPoint, ...]]:
     looks its in-memory buckets up by point instead of testing every one). From the equalities and
     ``$in`` lists the filter's top-level conjunction holds whose every value has a point; a value that
     is an object gives each of its points as an alternative when it is the only value."""
-    if isinstance(node, And):
-        return [points for child in node.children for points in _point_alternatives(child)]
-    if isinstance(node, Cmp) and node.op == "$eq":
-        values: tuple[Any, ...] = (node.value,)
-    elif isinstance(node, In) and not node.regexes:
-        values = node.values
+    kind = type(node)  # (the node classes have no subclasses: matched by type, no isinstance call)
+    any_node: Any = node
+    if kind is And:
+        return [points for child in any_node.children for points in _point_alternatives(child)]
+    if kind is Cmp and any_node.op == "$eq":
+        values: tuple[Any, ...] = (any_node.value,)
+    elif kind is In and not any_node.regexes:
+        values = any_node.values
     else:
         return []
-    path = tuple(node.path.split(".")[1:])
+    path = tuple(any_node.path.split(".")[1:])
     if len(values) == 1:
         return [(point,) for point in value_points(path, values[0])]
     firsts = []
@@ -899,10 +912,12 @@ def _and(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _rename(node: Node, meta_field: str) -> Node:
-    if isinstance(node, (And, Or, Nor)):
-        return dataclasses.replace(node, children=tuple(_rename(c, meta_field) for c in node.children))
-    if isinstance(node, Not):
-        return Not(_rename(node.child, meta_field))
+    kind = type(node)  # (the node classes have no subclasses: matched by type, no isinstance call)
+    any_node: Any = node
+    if kind is And or kind is Or or kind is Nor:
+        return cast(Node, dataclasses.replace(any_node, children=tuple(_rename(c, meta_field) for c in any_node.children)))
+    if kind is Not:
+        return Not(_rename(any_node.child, meta_field))
     # a node with a path (``meta_only`` checked): the same fields, the path renamed (a frozen dataclass
     # copied field by field: ``dataclasses.replace`` runs the whole constructor, ~4 times as long)
     renamed = object.__new__(type(node))
@@ -923,32 +938,36 @@ class NoMqlForm(Exception):
 def render(node: Node) -> dict[str, Any]:
     """The MQL filter document of a parsed filter (what explain shows; updates and deletes parse it
     back): it selects what ``node`` selects. Raises ``NoMqlForm`` for a node without one."""
-    if isinstance(node, And):
-        return _and([render(c) for c in node.children])
-    if isinstance(node, Or):
-        return {"$or": [render(c) for c in node.children]}
-    if isinstance(node, Nor):
-        return {"$nor": [render(c) for c in node.children]}
-    if isinstance(node, AlwaysTrue):
+    # (the node classes have no subclasses: matched by type, no isinstance call — every read renders
+    # its meta filter)
+    kind = type(node)
+    any_node: Any = node
+    if kind is And:
+        return _and([render(c) for c in any_node.children])
+    if kind is Or:
+        return {"$or": [render(c) for c in any_node.children]}
+    if kind is Nor:
+        return {"$nor": [render(c) for c in any_node.children]}
+    if kind is AlwaysTrue:
         return {}
-    if isinstance(node, AlwaysFalse):
+    if kind is AlwaysFalse:
         return {"$alwaysFalse": 1}
-    if isinstance(node, Expr):
-        return {"$expr": node.expr}
-    if isinstance(node, JsonSchema):
-        return {"$jsonSchema": node.schema}
+    if kind is Expr:
+        return {"$expr": any_node.expr}
+    if kind is JsonSchema:
+        return {"$jsonSchema": any_node.schema}
     path = _one_path(node)
     if path is None:
-        if isinstance(node, Not):
-            return {"$nor": [render(node.child)]}
-        raise NoMqlForm(type(node).__name__)
+        if kind is Not:
+            return {"$nor": [render(any_node.child)]}
+        raise NoMqlForm(kind.__name__)
     try:
         conditions = _conditions(node)
     except NoMqlForm:
-        if not isinstance(node, And):
+        if kind is not And:
             raise
-        return _and([render(c) for c in node.children])  # two conditions wanting one key: one document each
-    if list(conditions) == ["$eq"]:
+        return _and([render(c) for c in any_node.children])  # two conditions wanting one key: one document each
+    if [*conditions] == ["$eq"]:
         value = conditions["$eq"]
         if not isinstance(value, BsonRegex) and not (isinstance(value, dict) and any(str(k).startswith("$")
                                                                                     for k in value)):
@@ -976,19 +995,28 @@ def serialize(node: Node) -> dict[str, Any]:
 def _one_path(node: Node) -> str | None:
     """The path every condition of ``node`` applies to, when it is a conjunction (or negation) of
     conditions on one path — the shape ``{path: {<ops>}}`` writes; else None."""
-    if isinstance(node, And):
-        paths = {_one_path(c) for c in node.children}
+    kind = type(node)
+    any_node: Any = node
+    if kind is And:
+        paths = {_one_path(c) for c in any_node.children}
         return paths.pop() if len(paths) == 1 and None not in paths else None
-    if isinstance(node, Not):
-        return _one_path(node.child)
-    if isinstance(node, (Or, Nor)):
+    if kind is Not:
+        return _one_path(any_node.child)
+    if kind is Or or kind is Nor:
         return None
-    return getattr(node, "path", None)
+    path: str | None = getattr(node, "path", None)
+    return path
 
 
 def _conditions(node: Node) -> dict[str, Any]:
     """The operator document of conditions on one path (``{$gt: 5, $lt: 9}``; see ``_one_path``).
     Two conditions wanting the same operator key have no single document: ``NoMqlForm``."""
+    kind = type(node)
+    any_node: Any = node
+    if kind is Cmp:  # (the leaves every read renders first, matched by type: no isinstance call)
+        return {any_node.op: any_node.value}
+    if kind is In:
+        return {"$in": _in_members(any_node)}
     if isinstance(node, And):
         merged: dict[str, Any] = {}
         for child in node.children:
@@ -1036,7 +1064,7 @@ def _conditions(node: Node) -> dict[str, Any]:
 
 
 def _in_members(node: In) -> list[Any]:
-    return list(node.values) + [_bson_regex(r) for r in node.regexes]
+    return [*node.values, *[_bson_regex(r) for r in node.regexes]] if node.regexes else [*node.values]
 
 
 def _bson_regex(node: Regex) -> BsonRegex[str]:
