@@ -907,7 +907,10 @@ def _control(bucket: dict[str, Any], which: str, path: str) -> Any:
 def _and(parts: list[dict[str, Any]]) -> dict[str, Any]:
     flat: list[dict[str, Any]] = []
     for part in parts:
-        flat.extend(part["$and"] if len(part) == 1 and "$and" in part else (part,))
+        if "$and" in part and len(part) == 1:  # (the key first: most parts hold none, no len call)
+            flat += part["$and"]
+        else:
+            flat.append(part)
     return flat[0] if len(flat) == 1 else {"$and": flat}
 
 
