@@ -18,21 +18,20 @@ ALL = None  # "every field"
 def leading_matches(pipeline: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """Parse the leading ``$match`` stages (those we can run exactly right after unpack)."""
     nodes = []
-    index = 0
-    while index < len(pipeline):
-        stage = pipeline[index]
+    for stage in pipeline:
+        carried = parsed(stage)  # parsed (and validated) by the command: not parsed again (nor checked)
+        if carried is not None:
+            nodes.append(carried.node)
+            continue
         if not (isinstance(stage, dict) and len(stage) == 1 and "$match" in stage):
             break
-        carried = parsed(stage)  # parsed (and validated) by the command: not parsed again
         try:
-            node = carried.node if carried is not None else parse_filter(stage["$match"])
-            if carried is None:
-                compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
+            node = parse_filter(stage["$match"])
+            compile_node(node)  # validates; $expr with unknown variables stays in the pipeline
         except MongoError:
             break
         nodes.append(node)
-        index += 1
-    return nodes, pipeline[index:]
+    return nodes, pipeline[len(nodes):]
 
 
 def refs(value: Any, out: set[str]) -> bool:
