@@ -125,7 +125,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     plain = collation is None  # the special shapes below compare strings binary-wise
     # a read that only counts measurements: each bucket's accepted rows, no document (rowcount)
     counting = tail.counting
-    grouping = tail.grouping() if fields is not None and plain and counting is None else None
+    grouping = tail.grouping(remaining) if fields is not None and plain and counting is None else None
     grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape, grouping)
                if grouping is not None else None)
     if grouped is not None:
@@ -141,10 +141,10 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
                                     grouped.topk.done_before)
-    elif plain and node is None and plan is None and tail.lastpoint():
+    elif plain and node is None and plan is None and tail.lastpoint(remaining):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
-    elif (timed := _time_sorted(server, ns, spec, bfilter, tail.time_sort() if plain else None, plan,
+    elif (timed := _time_sorted(server, ns, spec, bfilter, tail.time_sort(remaining) if plain else None, plan,
                                 sort_memory)) is not None:
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
@@ -193,37 +193,37 @@ class _Rest:
     (``deps.pipeline_fields``), its counting plan (``rowcount.plan``), its columnar ``$group``
     (``columnar.grouping``), its time sort (``time_sort.shape_of``) and whether it is a lastpoint
     (``lastpoint.is_lastpoint``). Made once per such pipeline (``_rest_of``) and shared by the reads
-    (any thread); the last three are worked out the first time a read asks (as a read without a
-    remembered one would: only reads that reach them), then never changed (two threads may both make
-    one: the same value)."""
+    (any thread); the last three are worked out from the pipeline of the first read that asks (as a
+    read without a remembered one would: only reads that reach them; each read passes its own
+    ``remaining``, of the same BSON), then never changed (two threads may both make one: the same
+    value). It holds no read's pipeline."""
 
-    __slots__ = ("fields", "counting", "_remaining", "_time_field", "_meta_field", "_grouping", "_time_sort",
-                 "_lastpoint")
+    __slots__ = ("fields", "counting", "_time_field", "_meta_field", "_grouping", "_time_sort", "_lastpoint")
 
     def __init__(self, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None):
         found = pipeline_fields(remaining)
         self.fields = None if found is None else frozenset(found)
         self.counting = rowcount.plan(remaining)
-        self._remaining, self._time_field, self._meta_field = remaining, time_field, meta_field
+        self._time_field, self._meta_field = time_field, meta_field
         self._grouping: Any = _UNSET
         self._time_sort: Any = _UNSET
         self._lastpoint: Any = _UNSET
 
-    def grouping(self) -> columnar.Grouping | None:
+    def grouping(self, remaining: list[dict[str, Any]]) -> columnar.Grouping | None:
         if self._grouping is _UNSET:
-            self._grouping = columnar.grouping(self._remaining, self._time_field, self._meta_field)
+            self._grouping = columnar.grouping(remaining, self._time_field, self._meta_field)
         found: columnar.Grouping | None = self._grouping
         return found
 
-    def time_sort(self) -> time_sort.TimeSortShape | None:
+    def time_sort(self, remaining: list[dict[str, Any]]) -> time_sort.TimeSortShape | None:
         if self._time_sort is _UNSET:
-            self._time_sort = time_sort.shape_of(self._remaining, self._time_field)
+            self._time_sort = time_sort.shape_of(remaining, self._time_field)
         found: time_sort.TimeSortShape | None = self._time_sort
         return found
 
-    def lastpoint(self) -> bool:
+    def lastpoint(self, remaining: list[dict[str, Any]]) -> bool:
         if self._lastpoint is _UNSET:
-            self._lastpoint = lastpoint.is_lastpoint(self._remaining, self._time_field, self._meta_field)
+            self._lastpoint = lastpoint.is_lastpoint(remaining, self._time_field, self._meta_field)
         return bool(self._lastpoint)
 
 
