@@ -117,27 +117,40 @@ class BucketFilter:
         """The top-level conjuncts of ``mql`` a buckets index can bound (comparisons, ``$in`` and geo operators of
         meta paths, an ``$or`` of equalities of one meta path as its ``$in``, time bounds on control), for
         the index choice."""
-        parts = self.mql.get("$and", [self.mql]) if self.mql else []
+        mql = self.mql
+        if not mql:
+            return None
+        # (few calls: every indexed read asks it)
+        parts = mql["$and"] if "$and" in mql else (mql,)
         out: dict[str, Any] = {}
         for part in parts:
             if len(part) != 1:
                 continue
-            (path, cond), = part.items()
+            for path in part:
+                cond = part[path]
             if path == "$or":
                 as_in = _or_as_in(cond)
                 if as_in is None:
                     continue
                 path, cond = as_in
-            if path.startswith("control."):
-                if not (isinstance(cond, dict) and cond.keys() <= _CONTROL_BOUNDS):
+            if path[:8] == "control.":
+                if type(cond) is not dict or not _CONTROL_BOUNDS.issuperset(cond):
                     continue
-            elif not path.startswith("meta") or isinstance(cond, dict) and any(
-                    k.startswith("$") and k not in _INDEX_OPERATORS for k in cond):
+            elif path[:4] != "meta":
                 continue
-            if path in out and isinstance(out[path], dict) and isinstance(cond, dict):
-                out[path] = {**out[path], **cond}
-            elif path not in out:
+            elif isinstance(cond, dict):
+                other = False  # an operator no index bounds
+                for k in cond:
+                    if k[:1] == "$" and k not in _INDEX_OPERATORS:
+                        other = True
+                        break
+                if other:
+                    continue
+            known = out.get(path, _MISSING)
+            if known is _MISSING:
                 out[path] = cond
+            elif isinstance(known, dict) and isinstance(cond, dict):
+                out[path] = {**known, **cond}
         return out or None
 
 
