@@ -52,6 +52,11 @@ MAX_INTERVALS = 1000  # beyond this many combinations of several components' poi
 _MISSING = object()  # no bound on that side
 
 
+# the types of the values that are plain (``_is_plain_value``) whatever they hold: asked first
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime, DatetimeMS, Int64, Decimal128,
+                           ObjectId, Timestamp})
+
+
 @dataclass
 class FieldBounds:
     """What the conjunction says about one path: a set of points, explicit value ranges (a regex's:
@@ -95,6 +100,8 @@ class FieldBounds:
 
 def _is_plain_value(v: Any) -> bool:
     """A value usable as an index point: not a regex, not an array, not an operator document."""
+    if type(v) in _SCALAR_TYPES:
+        return True
     if isinstance(v, (Regex, re.Pattern, list)):
         return False
     if isinstance(v, dict):
@@ -104,12 +111,20 @@ def _is_plain_value(v: Any) -> bool:
     return True
 
 
+def _all_plain(values: list) -> bool:
+    """Whether every one of ``values`` is ``_is_plain_value`` (a ``$in``'s: one call, not one per value)."""
+    for v in values:
+        if type(v) not in _SCALAR_TYPES and not _is_plain_value(v):
+            return False
+    return True
+
+
 def _operator_document(cond: Any) -> bool:
     """A non-empty document of ``$``-operators (``{$gt: 5, $lt: 9}``)."""
     if not isinstance(cond, dict) or not cond:
         return False
     for k in cond:
-        if not (type(k) is str and k.startswith("$")):
+        if not (type(k) is str and k[:1] == "$"):
             return False
     return True
 
@@ -132,13 +147,14 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             b = out[path] = FieldBounds(exact=cond)  # (the path's only conjunct, so far)
         else:
             b.exact = None
-        if not b.present and excludes_missing(cond):
+        operators = _operator_document(cond)
+        if not b.present and excludes_missing(cond, operators):
             b.present = True
-        if _operator_document(cond):
+        if operators:
             for op, arg in cond.items():
-                if op == "$eq" and _is_plain_value(arg):
+                if op == "$eq" and (type(arg) in _SCALAR_TYPES or _is_plain_value(arg)):
                     _add_points(b, [arg])
-                elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) for a in arg):
+                elif op == "$in" and isinstance(arg, list) and _all_plain(arg):
                     _add_points(b, list(arg))
                 elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) or is_regex(a) for a in arg):
                     _add_ranges(b, _union([r for a in arg for r in (
@@ -147,12 +163,15 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
                     found = _regex_operator(arg, cond.get("$options"))
                     if found is not None:
                         _add_ranges(b, found)
-                elif op in ("$gte", "$lte") and _is_nan(arg):
+                elif (op == "$gte" or op == "$lte") and (type(arg) is float or type(arg) is Decimal128) \
+                        and _is_nan(arg):
                     _add_points(b, [arg])  # (only NaN is >= NaN or <= NaN: mongod's point [nan.0, nan.0])
-                elif op in ("$gt", "$gte") and _is_plain_value(arg) and arg is not None:
+                elif (op == "$gt" or op == "$gte") and arg is not None and (
+                        type(arg) in _SCALAR_TYPES or _is_plain_value(arg)):
                     if b.points is None and b.lo is _MISSING:
                         b.lo, b.lo_incl = arg, op == "$gte"
-                elif op in ("$lt", "$lte") and _is_plain_value(arg) and arg is not None:
+                elif (op == "$lt" or op == "$lte") and arg is not None and (
+                        type(arg) in _SCALAR_TYPES or _is_plain_value(arg)):
                     if b.points is None and b.hi is _MISSING:
                         b.hi, b.hi_incl = arg, op == "$lte"
                 elif op == "$type" or op == "$exists" and path not in weak:
@@ -169,7 +188,15 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
         b = out[path]
         if not (b.is_point or b.is_range):  # (any other bound is within these: the tighter one is kept)
             b.points, b.ranges, b.weak = typed.points, typed.ranges, True
-    return {p: b for p, b in out.items() if (b.is_point or b.is_range) and not _positional_null(p, b)}
+    dropped = None  # (a loop, not a comprehension of ``is_point``/``is_range``: every indexed read plans)
+    for path, b in out.items():
+        numeric = _NUMERIC_COMPONENT.get(path)  # (``_has_numeric_component``'s memo, asked inline first)
+        if not (b.points is not None or b.ranges is not None or b.lo is not _MISSING or b.hi is not _MISSING) \
+                or (numeric or numeric is None and _has_numeric_component(path)) and _positional_null(path, b):
+            dropped = [path] if dropped is None else [*dropped, path]
+    for path in dropped or ():
+        del out[path]
+    return out
 
 
 def type_bounds(op: str, arg: Any) -> FieldBounds | None:
@@ -209,22 +236,23 @@ def _type_code(entry: Any) -> int | None:
 _ORDER_OPS = frozenset({"$gt", "$gte", "$lt", "$lte"})
 
 
-def excludes_missing(cond: Any) -> bool:
+def excludes_missing(cond: Any, operators: bool | None = None) -> bool:
     """Whether the conjunct ``{path: cond}`` is false of every document lacking the path, by mongod's
     rule for a sparse index (QueryPlannerIXSelect::nodeIsSupportedBySparseIndex): an equality or
     ``$in`` without null, an order comparison, a regex, ``{$ne: null}``, ``$exists: true``,
     ``$elemMatch``, ``$type``, ``$size``, ``$mod``; never a negation (``$ne``/``$nin``/``$not`` other than
     ``{$ne: null}``, ``$exists: false``), anything of null, nor a ``$expr`` range (missing sorts lowest
     there). An order comparison with MinKey or MaxKey (it crosses the type brackets, towards null) is
-    refused too, where mongod takes it."""
+    refused too, where mongod takes it. ``operators``: whether ``cond`` is an operator document, when the
+    caller knows (``_operator_document``)."""
     if type(cond) is _ExprRange:
         return False
-    if not _operator_document(cond):
+    if not (_operator_document(cond) if operators is None else operators):
         return cond is not None
     for op, arg in cond.items():
         if op == "$eq" and arg is not None:
             return True
-        if op == "$in" and type(arg) is list and not any(a is None for a in arg):
+        if op == "$in" and type(arg) is list and None not in arg:
             return True
         if op in _ORDER_OPS and arg is not None and not isinstance(arg, (MinKey, MaxKey)):
             return True
@@ -257,21 +285,18 @@ def _exact_bracket(v: Any, point: bool = False) -> str | None:
     """The type bracket of a value an index key holds exactly (``tight_condition``), else None. NaN
     only as a ``point`` (an equality or a ``$in`` value)."""
     t = type(v)
-    if t is int or t is Int64:
-        return "number"
+    bracket = _EXACT_BRACKETS.get(t)
+    if point or bracket is None:
+        return bracket
     if t is float:
-        return "number" if point or v == v else None
+        return bracket if v == v else None
     if t is Decimal128:
-        return "number" if point or not v.to_decimal().is_nan() else None
-    if t is str:
-        return "string"
-    if t is bool:
-        return "bool"
-    if t is ObjectId:
-        return "objectId"
-    if t is datetime.datetime:
-        return "date"
-    return None
+        return None if v.to_decimal().is_nan() else bracket
+    return bracket
+
+
+_EXACT_BRACKETS: dict[type, str] = {int: "number", Int64: "number", float: "number", Decimal128: "number",
+                                    str: "string", bool: "bool", ObjectId: "objectId", datetime.datetime: "date"}
 
 
 def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
@@ -281,36 +306,47 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     when the index is sparse with this one field (``sparse_single``), on a path without a numeric
     component (the matcher also reads ``a.0`` as the field "0" of each document element, the index does
     not)."""
-    if _has_numeric_component(path):
+    numeric = _NUMERIC_COMPONENT.get(path)  # (``_has_numeric_component``'s memo, asked inline first)
+    if numeric or numeric is None and _has_numeric_component(path):
         return False
     if not _operator_document(cond):
         return _exact_bracket(cond, point=True) is not None
     if len(cond) == 1:
-        (op, arg), = cond.items()
+        for op in cond:
+            arg = cond[op]
         if op == "$eq":
             return _exact_bracket(arg, point=True) is not None
         if op == "$in":
-            return type(arg) is list and bool(arg) and all(_exact_bracket(v, point=True) is not None for v in arg)
+            if type(arg) is not list or not arg:
+                return False
+            for v in arg:  # (a loop, types first: a $in of many values)
+                if type(v) not in _EXACT_BRACKETS and _exact_bracket(v, point=True) is None:
+                    return False
+            return True
         if op == "$type":
             return arg == "number" or arg == ["number"]
         if op == "$exists":
             return sparse_single and true_value(arg)
         if op in ("$gte", "$lte") and _is_nan(arg):
             return True  # (the point NaN: ``extract_bounds``)
-    lower = [op for op in cond if op in _LOWER_OPS]
-    upper = [op for op in cond if op in _UPPER_OPS]
-    if len(lower) > 1 or len(upper) > 1 or len(lower) + len(upper) != len(cond):
-        return False
-    if not lower or not upper:
-        return _exact_bracket(cond[(lower or upper)[0]]) is not None
-    lo, hi = cond[lower[0]], cond[upper[0]]
+    lower = upper = None  # the one lower and the one upper bound operator
+    for op in cond:
+        if op in _LOWER_OPS and lower is None:
+            lower = op
+        elif op in _UPPER_OPS and upper is None:
+            upper = op
+        else:
+            return False
+    if lower is None or upper is None:
+        return _exact_bracket(cond[lower or upper]) is not None
+    lo, hi = cond[lower], cond[upper]
     bracket = _exact_bracket(lo)
     if bracket is None or bracket != _exact_bracket(hi):
         return False
     # an empty range is no interval the scan honours as such (``(5, 5)``, ``(7, 3)``: storage's bounds
     # are key prefixes), so the filter keeps it
     order = compare(lo, hi)
-    return order < 0 or order == 0 and lower[0] == "$gte" and upper[0] == "$lte"
+    return order < 0 or order == 0 and lower == "$gte" and upper == "$lte"
 
 
 # path -> whether a component of it is a number ("a.0.b"): asked of every bounded path of every read
@@ -394,7 +430,7 @@ def _collect_conjuncts(f: dict, conjuncts: list[tuple[str, Any]], variables: Map
         elif k == "$expr":
             if variables is not None:
                 _expr_comparisons(v, variables, conjuncts)
-        elif not k.startswith("$"):
+        elif k[:1] != "$":
             conjuncts.append((k, v))
 
 
@@ -734,12 +770,13 @@ def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = Tr
         return [(MinKey(), MaxKey(), True, True)]
     if b.ranges is not None and b.points is None:
         return b.ranges
-    if b.is_point:
-        if b.points is not None and len(b.points) == 1:  # one point: nothing to dedupe or order
-            p = b.points[0]
+    points = b.points
+    if points is not None:
+        if len(points) == 1:  # one point: nothing to dedupe or order
+            p = points[0]
             return [(p, p, True, True)]
         uniq: dict[bytes, Any] = {}
-        for p in b.points or []:
+        for p in points:
             uniq.setdefault(encode_key((p,), (1,)), p)
         # (the encoding is BSON order, and bytes compare in C: no sort key made per point)
         pts = [uniq[enc] for enc in sorted(uniq)]
@@ -792,15 +829,17 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
             # a $in or a one-sided range is EXACT there too: an element's key is a value the document
             # holds on the path, which the matcher reads element by element)
             exact[f] = b.exact
-        if b is None or not b.is_point:
+        if b is None or b.points is None:
             bounded = False  # components after a range or an unbounded field are scanned fully
         per_component.append(ranges)
         shown_ranges[f] = (ranges, d)
     total = longest = 1
     for ranges in per_component:
-        total *= len(ranges)
-        longest = max(longest, len(ranges))
-    if total > max(MAX_INTERVALS, longest):
+        n = len(ranges)
+        total *= n
+        if n > longest:
+            longest = n
+    if total > MAX_INTERVALS and total > longest:
         # Too many point combinations ($in on several fields): scan each component's hull instead. One
         # component's own points are scanned one by one however many (as mongod's): as many intervals
         # as the query holds values, and its bounds stay exact.
@@ -890,7 +929,10 @@ def _in_key_order(ranges: list[tuple], direction: int) -> list[tuple]:
 
 def _is_placeholder(v: Any) -> bool:
     """The open side of a range (kept in the other side's type bracket); not the absolute ends."""
-    return isinstance(v, (MinKey, MaxKey)) and v is not _TOP and v is not _BOTTOM
+    return type(v) in _ENDS and v is not _TOP and v is not _BOTTOM
+
+
+_ENDS = frozenset({MinKey, MaxKey})
 
 
 def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
@@ -908,7 +950,7 @@ def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
     intervals = []
     going = [b""]  # the equality prefixes of the combinations not ended yet
     for ranges, d in zip(per_component, directions, strict=False):
-        pieces = [_piece(r, d, encoded) for r in ranges]
+        pieces = [_piece(ranges[0], d, encoded)] if len(ranges) == 1 else [_piece(r, d, encoded) for r in ranges]
         longer = []
         for prefix in going:
             for piece in pieces:
@@ -934,20 +976,24 @@ def _piece(value_range: tuple, d: int,
     stays inside the type bracket of its other side (``$gt: 5`` only matches numbers, as in MongoDB):
     the open side becomes the bracket's first byte (inclusive) or the byte after it (exclusive)."""
     vlo, vhi, vlo_incl, vhi_incl = value_range
-    if vlo is vhi and not _is_placeholder(vlo):  # a point (from _component_ranges)
+    # (``_is_placeholder`` inline: two values per range of every scan)
+    lo_open = type(vlo) in _ENDS and vlo is not _TOP and vlo is not _BOTTOM
+    if vlo is vhi and not lo_open:  # a point (from _component_ranges)
         known = encoded.get(id(vlo)) if encoded and d == 1 else None
         return known if known is not None else encode_key((vlo,), (d,))
-    if _is_placeholder(vlo) and _is_ordered_number(vhi):
+    hi_open = type(vhi) in _ENDS and vhi is not _TOP and vhi is not _BOTTOM
+    if lo_open and _is_ordered_number(vhi):
         # numbers below a bound start at -Infinity (mongod's IndexBoundsBuilder): NaN, first of the
         # number bracket, is no match for a range, and a COUNT_SCAN counts its interval's entries
-        vlo, vlo_incl = -math.inf, True
-    real = vlo if not _is_placeholder(vlo) else (vhi if not _is_placeholder(vhi) else None)
+        vlo, vlo_incl, lo_open = -math.inf, True, False
+    real = vlo if not lo_open else (vhi if not hi_open else None)
     if real is None:
         return None
     # key order: ascending fields keep value order, descending ones reverse it
     klo, klo_incl, khi, khi_incl = (vlo, vlo_incl, vhi, vhi_incl) if d == 1 else (vhi, vhi_incl, vlo, vlo_incl)
-    lo = None if _is_placeholder(klo) else encode_key((klo,), (d,))
-    hi = None if _is_placeholder(khi) else encode_key((khi,), (d,))
+    klo_open, khi_open = (lo_open, hi_open) if d == 1 else (hi_open, lo_open)
+    lo = None if klo_open else encode_key((klo,), (d,))
+    hi = None if khi_open else encode_key((khi,), (d,))
     # the type bracket of the real side (the low one when both are): its key's first byte is the
     # value's type tag (inverted on a descending field), so it is read there, not encoded again
     first = (lo if d == 1 else hi) if real is vlo else (hi if d == 1 else lo)
@@ -1015,6 +1061,8 @@ def bounds_for_index(spec: dict, bounds: dict[str, FieldBounds],
     Same collation: string bounds become the index's collation keys. Different: string (and
     string-holding) bounds are dropped: the index orders strings differently (the full filter is
     re-applied to whatever the scan returns)."""
+    if collation is None and not spec.get("collation"):
+        return bounds, True  # (both simple: what most reads meet, without parsing either)
     icoll = index_collation(spec)
     same = same_collation(icoll, collation)
     if same and icoll is None:
