@@ -218,14 +218,14 @@ def _put_binary(out: bytearray, subtype: int, data: bytes) -> None:
     out += data
 
 
-def _datetime_millis(dt: datetime.datetime) -> int:
-    delta = dt - (_EPOCH_NAIVE if dt.tzinfo is None or dt.utcoffset() is None else _EPOCH_AWARE)
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
-
-
 def _put_date(out: bytearray, millis: int) -> None:
     out.append(T_DATE)
     out += (millis + (1 << 63)).to_bytes(8, "big")
+
+
+def _put_datetime(out: bytearray, dt: datetime.datetime) -> None:
+    delta = dt - (_EPOCH_NAIVE if dt.tzinfo is None or dt.utcoffset() is None else _EPOCH_AWARE)
+    _put_date(out, (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000)
 
 
 def _regex_flags(flags: Any) -> str:
@@ -294,7 +294,7 @@ _BY_TYPE: dict[type, _Put] = {
     type(None): lambda out, v: out.append(T_NULL),
     bool: lambda out, v: out.extend((T_BOOL, 1 if v else 0)),
     ObjectId: _put_objectid,
-    datetime.datetime: lambda out, v: _put_date(out, _datetime_millis(v)),
+    datetime.datetime: _put_datetime,
     DatetimeMS: lambda out, v: _put_date(out, int(v)),
     dict: _put_object,
     list: _put_array,
@@ -352,12 +352,14 @@ def encode_key(values: Sequence[Any], directions: Sequence[int] | None = None) -
             _put(out, value)
         return bytes(out)
     for value, direction in zip(values, directions, strict=True):
+        # (``_put``'s dispatch inline: every index scan's bounds and every index entry written come here)
+        put = _BY_TYPE.get(type(value)) or _fallback(value)
         if direction < 0:
             part = bytearray()
-            _put(part, value)
+            put(part, value)
             out += part.translate(_INVERT)
         else:
-            _put(out, value)
+            put(out, value)
     return bytes(out)
 
 
