@@ -178,9 +178,30 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
     if group.topk is not None:  # the newest-first scan settles the batch when its stop test may change
         group.topk.settle = batch.flush
     tf, mf = group.time_field, group.meta_field
+
+    def ordinary(view: Any) -> None:
+        """One bucket from its view: its dense arrays batched, else the generic grouping."""
+        interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
+        info["bucketsUnpacked"] += 1
+        fast = fast_arrays(view, group)
+        if fast is None:
+            batch.flush()
+            batch.materialize()
+            check = event_filter.get() if event_filter is not None else None  # compiled when first needed
+            batch.groups.add_all(list(accepted(view, fields, check, column_filter, info, tf, mf)))
+            return
+        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
+        batch.add(batch.parts(view, *fast))
+        if batch.rows >= BATCH_ROWS:
+            batch.flush()
+
     for chunk in chunks:
         known = batch.remembered(chunk)
-        wholes = passing_items(known, 3, batch._checks) if known is not None else [None] * len(chunk)
+        if known is None:  # nothing remembered: every bucket the ordinary way
+            for view in chunk:
+                ordinary(view)
+            continue
+        wholes = passing_items(known, 3, batch._checks)
         start = 0
         cut: list[Any] = []  # remembered parts of buckets in a row that are not taken whole, added at once
         # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
@@ -193,27 +214,14 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                 cut = []
             taken = batch.take(wholes[start:stop]) if stop > start else 0
             for at in range(start + taken, min(stop + 1, len(chunk))):
-                parts = known[at] if known is not None else None
+                parts = known[at]
                 if parts is not None:
                     cut.append(parts)
                     continue
                 if cut:
                     batch.add_cut(cut)
                     cut = []
-                interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
-                info["bucketsUnpacked"] += 1
-                view = chunk[at]
-                fast = fast_arrays(view, group)
-                if fast is None:
-                    batch.flush()
-                    batch.materialize()
-                    check = event_filter.get() if event_filter is not None else None  # compiled when first needed
-                    batch.groups.add_all(list(accepted(view, fields, check, column_filter, info, tf, mf)))
-                    continue
-                info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-                batch.add(batch.parts(view, *fast))
-                if batch.rows >= BATCH_ROWS:
-                    batch.flush()
+                ordinary(chunk[at])
             start = stop + 1
         if cut:
             batch.add_cut(cut)
@@ -428,7 +436,8 @@ class _Batch:
         """Cut the batch gathered into runs and feed them to the groups (a spill past the limit), then keep
         what is held per meta in proportion to the groups (``_compact``)."""
         self._flush()
-        if len(self.metas) > METAS_SLACK + 2 * self._group_count():
+        held = len(self.metas)
+        if held > METAS_SLACK and held > METAS_SLACK + 2 * self._group_count():
             self._compact()
 
     def _group_count(self) -> int:

@@ -28,8 +28,6 @@ DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
-_TAILS: dict[tuple[tuple[str, int], ...], tuple[bytes, tuple[tuple[int, int], ...]]] = {}  # ``tail_layout``'s
-_TAILS_MAX = 256
 
 
 def element(idv: Any) -> bytes | None:
@@ -84,17 +82,7 @@ def date_offsets(element: bytes, idv: Any, time_keys: list[str] | None, bare: bo
 
 def tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tuple[int, int], ...]]:
     """(the tail with zeroed values, per field (offset of its value, width)) for ``fields``: (name,
-    BSON type) in output order; made once per layout (``_TAILS``, shared, never mutated: cleared
-    when full)."""
-    found = _TAILS.get(fields)
-    if found is None:
-        if len(_TAILS) >= _TAILS_MAX:
-            _TAILS.clear()
-        found = _TAILS[fields] = _tail_layout(fields)
-    return found
-
-
-def _tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tuple[int, int], ...]]:
+    BSON type) in output order (made once per group shape: ``groupstate.facts``)."""
     template = bytearray()
     slots = []
     for name, kind in fields:

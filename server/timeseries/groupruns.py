@@ -24,6 +24,8 @@ import numpy as np
 _FRACTIONAL, _ABS_SUM, _NEG_ZERO = 0, 1, 2  # parts of ``Runs.facts``
 _VALUES = 3  # the first value column of ``Runs.table``
 _SERIAL, _FIRST, _COUNT = itemgetter(1), itemgetter(2), itemgetter(3)  # parts of a ``bucketcache.RunRef``
+# the ufuncs' reductions themselves (one C call each; ``np.count_nonzero``/``np.any`` are Python wrappers)
+_ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
 
 class Runs:
@@ -158,7 +160,7 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
         name = spec.name
         if name in ("$sum", "$avg"):
             picked = np.add.reduceat(column, starts)
-            integral = np.count_nonzero(np.trunc(column) == column) == len(column)
+            integral = bool(_ALL(np.trunc(column) == column))
             facts[_FRACTIONAL * width + j] = 0.0 if integral else 1.0
             facts[_ABS_SUM * width + j] = float(np.abs(column).sum()) if integral else float("inf")
         else:
@@ -167,9 +169,9 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
                 ends[:-1] = starts[1:]
                 ends[-1:] = n
             picked = pick(name, column, starts, ends)  # type: ignore[arg-type]  # (ends: a $last's)
-        if name in ("$max", "$min") and column.dtype.kind == "f" and np.count_nonzero(picked == 0.0):
+        if name in ("$max", "$min") and column.dtype.kind == "f" and _ANY(picked == 0.0):
             # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
-            facts[_NEG_ZERO * width + j] = 1.0 if np.count_nonzero(np.signbit(column) & (column == 0.0)) else 0.0
+            facts[_NEG_ZERO * width + j] = 1.0 if _ANY(np.signbit(column) & (column == 0.0)) else 0.0
         table[:, _VALUES + j] = picked
     return Runs(table, facts, trunc is not None, seq, owner)
 

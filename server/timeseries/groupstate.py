@@ -87,6 +87,8 @@ _ID_SIZE_LOCK = threading.Lock()  # (templates are made on the worker threads)
 TOKENS_SLACK = 4096
 _NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
 _NO_INTS.flags.writeable = False
+# the ufuncs' reductions themselves (one C call each; ``np.count_nonzero``/``np.any`` are Python wrappers)
+_ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
 
 def ms_to_datetime(ms: int) -> _dt.datetime:
@@ -95,8 +97,80 @@ def ms_to_datetime(ms: int) -> _dt.datetime:
 
 def supports(group: Any) -> bool:
     """True when every accumulator has a dense-run form here (a measurement field, or ``$count``)."""
-    return all((spec.name in _SUPPORTED and spec.field is not None) or (spec.name == "$count" and spec.field is None)
-               for _, spec in group.fields)
+    return facts(group).supported
+
+
+class _Facts:
+    """What a group's shape fixes here, whatever its filter, constants or data (``facts``): made once per
+    shape, shared by its queries, never mutated."""
+
+    __slots__ = ("fields", "id_fn", "time_field", "supported", "bare_trunc", "time_keys", "states", "kinds",
+                 "tail", "places", "value_bytes")
+
+    def __init__(self, group: Any):
+        fields, tf = group.fields, group.time_field
+        self.fields, self.id_fn, self.time_field = fields, group.id_fn, tf
+        self.supported = all((spec.name in _SUPPORTED and spec.field is not None)
+                             or (spec.name == "$count" and spec.field is None) for _, spec in fields)
+        spec = group.group_spec["_id"]
+        # the ``_id`` is a bare ``$dateTrunc`` / the names of its parts that are (a flat object; None: no
+        # template can be made of it)
+        self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
+        time_keys = [k for k, v in spec.items() if isinstance(v, dict) and "$dateTrunc" in v] \
+            if isinstance(spec, dict) and not self.bare_trunc else None
+        if time_keys and any(_has_trunc(v) for k, v in spec.items() if k not in time_keys):
+            time_keys = None  # a time part inside another part: it is not fixed per meta (no template)
+        self.time_keys = time_keys
+        # per accumulator: its state arrays (name, initial value, dtype) (``DenseGroups._grow``)
+        self.states = []
+        for _, acc in fields:
+            time_valued = acc.field is not None and acc.field == tf
+            dtype = np.int64 if time_valued else np.float64
+            self.states.append([(name, fill, np.int64 if name == "count" else dtype)
+                                for name, fill in _initial(acc.name, time_valued)])
+        # ``encoded``'s tail: per accumulator what its value is ("count": an int32, "sum"/"avg"/"value": a
+        # double), its layout (``groupbson.tail_layout``); kinds None when a value has no fixed layout (a
+        # time-valued accumulator: they do not reach NumPy totals today)
+        kinds: list[str] = []
+        layout = []
+        for name, acc in fields:
+            if acc.field is None:
+                kind, bson_type = "count", groupbson.INT32
+            elif acc.name in ("$sum", "$avg"):
+                kind, bson_type = acc.name[1:], groupbson.DOUBLE
+            elif acc.field == tf:
+                kind, bson_type = "time", groupbson.DATE
+            else:
+                kind, bson_type = "value", groupbson.DOUBLE
+            kinds.append(kind)
+            layout.append((name, bson_type))
+        self.kinds: list[str] | None = None if "time" in kinds else kinds
+        self.tail, self.places = groupbson.tail_layout(tuple(layout))
+        # the bytes of the accumulator elements of a document with 8-byte values (type, name, NUL, value);
+        # None when a name holds a NUL
+        names = [name.encode() for name, _ in fields]
+        self.value_bytes = None if any(b"\x00" in name for name in names) else \
+            sum(1 + len(name) + 1 + 8 for name in names)
+
+
+# ``_Facts`` by the id of a group's accumulator list (the planner's ``_Shape.fields``, shared by the queries
+# of a shape, as is its compiled ``_id``: both are held by the entry, so an id is their own while it is
+# found): cleared when full
+_FACTS: dict[int, _Facts] = {}
+
+
+def facts(group: Any) -> _Facts:
+    """The ``_Facts`` of ``group``'s shape."""
+    fields = group.fields
+    found = _FACTS.get(id(fields))
+    if found is not None and found.fields is fields and found.id_fn is group.id_fn \
+            and found.time_field == group.time_field:
+        return found
+    made = _Facts(group)
+    if len(_FACTS) >= _TEMPLATES_MAX:
+        _FACTS.clear()
+    _FACTS[id(fields)] = made
+    return made
 
 
 class _IdMaker:
@@ -109,14 +183,9 @@ class _IdMaker:
     time parts, truncated ms), equal exactly when the generic ``group_key``s are equal; None for ids
     evaluated without a template (the caller then keys every group generically)."""
 
-    def __init__(self, group: Any, metas: list[Any], tokens: list[bytes | None]):
+    def __init__(self, group: Any, metas: list[Any], tokens: list[bytes | None], shape: _Facts):
         self.group, self.metas, self.tokens = group, metas, tokens
-        spec = group.group_spec["_id"]
-        self.bare_trunc = isinstance(spec, dict) and list(spec) == ["$dateTrunc"]
-        self.time_keys = [k for k, v in spec.items() if isinstance(v, dict) and "$dateTrunc" in v] \
-            if isinstance(spec, dict) and not self.bare_trunc else None
-        if self.time_keys and any(_has_trunc(v) for k, v in spec.items() if k not in self.time_keys):
-            self.time_keys = None  # a time part inside another part: it is not fixed per meta (no template)
+        self.bare_trunc, self.time_keys = shape.bare_trunc, shape.time_keys
         self.templates: dict[int, Any] = {}  # meta index -> (base _id, part id, time keys) | None
         self._parts: dict[Any, int] = {}
         self._when: dict[int, _dt.datetime] = {}
@@ -246,6 +315,7 @@ class DenseGroups:
         # per slot: the meta index and truncated ms (0 when the group truncates no time: ``timed``
         # False) of its first run
         self.slot_owner = self.slot_trunc = _NO_INTS
+        self._slot_metas: list[int] = []  # the distinct meta indexes of ``slot_owner``, ascending
         self.timed = group.unit_ms is not None
         # False while every slot's _id is from a template (``_templated_slots``: keys matched as arrays),
         # True once ``_loop`` took over (the dicts, from then on)
@@ -265,7 +335,8 @@ class DenseGroups:
         self._used = 0
         self._templated = 0
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
-        self._ids = _IdMaker(group, metas, tokens)
+        self._facts = facts(group)
+        self._ids = _IdMaker(group, metas, tokens, self._facts)
         self._cap = 0
         self._state: list[dict[str, np.ndarray]] = [{} for _ in group.fields]
         self._abs_fed = [0.0] * len(group.fields)  # per $sum/$avg: sum of |values| fed so far
@@ -275,12 +346,10 @@ class DenseGroups:
         if need <= self._cap:
             return
         cap = max(1024, self._cap * 2, need)
-        for (_, spec), state in zip(self.group.fields, self._state, strict=True):
-            time_valued = spec.field is not None and spec.field == self.group.time_field
-            dtype = np.int64 if time_valued else np.float64
-            for name, fill in _initial(spec.name, time_valued):
+        for states, state in zip(self._facts.states, self._state, strict=True):
+            for name, fill, dtype in states:
                 old = state.get(name)
-                grown = np.empty(cap, dtype=np.int64 if name == "count" else dtype)
+                grown = np.empty(cap, dtype=dtype)
                 grown.fill(fill)
                 if old is not None:
                     grown[:len(old)] = old
@@ -372,7 +441,14 @@ class DenseGroups:
             return False
         return self.used > limit
 
-    def _add_slots(self, owners: np.ndarray, truncs: np.ndarray) -> None:
+    def _add_slots(self, owners: np.ndarray, truncs: np.ndarray, metas: list[int] | None = None) -> None:
+        """Slots of (meta index, truncated ms) ``owners``/``truncs`` added (``metas``: the distinct of
+        ``owners`` ascending, when the caller knows them)."""
+        if metas is None:
+            metas = _distinct(owners)[0].tolist()
+        held = self._slot_metas
+        if metas != held:
+            self._slot_metas = sorted(set(held).union(metas)) if held else metas
         if len(self.slot_owner):
             owners, truncs = np.concatenate([self.slot_owner, owners]), np.concatenate([self.slot_trunc, truncs])
         self.slot_owner, self.slot_trunc = owners, truncs
@@ -387,7 +463,7 @@ class DenseGroups:
 
     def owners(self) -> list[int]:
         """The meta indexes some slot holds (ascending): the metas the groups still need."""
-        return _distinct(self.slot_owner)[0].tolist() if len(self.slot_owner) else []
+        return list(self._slot_metas)
 
     def renumber(self, keep: list[int]) -> None:
         """Meta ``keep[i]`` is meta ``i`` from now on (``keep``: ascending, holding every meta of ``owners``);
@@ -396,6 +472,7 @@ class DenseGroups:
         index[keep] = np.arange(len(keep), dtype=np.int64)
         if len(self.slot_owner):
             self.slot_owner = index[self.slot_owner]
+        self._slot_metas = index[self._slot_metas].tolist() if self._slot_metas else []
         new_of = dict(zip(keep, range(len(keep)), strict=True))
         ids = self._ids
         ids.templates = {new_of[m]: t for m, t in ids.templates.items() if m in new_of}
@@ -453,7 +530,7 @@ class DenseGroups:
             new_truncs = token_truncs if every else token_truncs[new_at]
             self.ids.extend([_LAZY] * len(new_at))
             self._lazy = True
-            self._add_slots(new_owners, new_truncs)
+            self._add_slots(new_owners, new_truncs, meta_list if len(meta_list) == 1 else None)
             topk = self.group.topk
             if topk is not None and truncs is not None:
                 topk.offer_many(new_truncs)
@@ -475,7 +552,7 @@ class DenseGroups:
             if m else (codes, truncs)
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        if m + n and not np.count_nonzero(all_codes != all_codes[0]):  # one code (a _id reading no meta, or one
+        if m + n and not _ANY(all_codes != all_codes[0]):  # one code (a _id reading no meta, or one
             order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
             sorted_truncs = all_truncs[order]
             np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
@@ -484,7 +561,7 @@ class DenseGroups:
             sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
             np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
             starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
-        if np.count_nonzero(starts) == m + n:  # no key repeats: every token's is new, numbered in token order
+        if _ALL(starts):  # no key repeats: every token's is new, numbered in token order
             created = np.arange(n, dtype=np.int64)
             new_slots = created + have
             self._keys = (all_codes, all_truncs, np.concatenate([known_slots, new_slots]) if m else new_slots)
@@ -637,13 +714,15 @@ class DenseGroups:
         straight from the arrays (``groupbson``), one ``EncodedRun``: exactly ``encode_in_order`` of ``results``' dicts;
         None when some ``_id`` is not from a template, a value has no fixed layout here (a ``$count``
         past int32, a time-valued accumulator), or there are fewer than ``ENCODED_MIN`` documents."""
-        templates = self._ids.templates
-        if self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
+        templates, shape = self._ids.templates, self._facts
+        kinds = shape.kinds
+        if kinds is None or self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
             return None
         n = len(self.ids)
         picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
         owners_picked = self.slot_owner[picked]
-        used = _distinct(owners_picked)[0].tolist()
+        # (every slot one meta's: so are those picked, at least ``ENCODED_MIN``)
+        used = self._slot_metas if len(self._slot_metas) == 1 else _distinct(owners_picked)[0].tolist()
         heads: list[bytes] = []
         offsets: list[list[int]] = []
         if None in map(templates.get, used):
@@ -667,32 +746,24 @@ class DenseGroups:
             owner = owners_picked
         parts = len(offsets[0])
         dates = self.slot_trunc[picked] if parts else None
-        layout, fills = [], []
-        tf = self.group.time_field
-        for (name, spec), state in zip(self.group.fields, self._state, strict=True):
+        fills = []
+        for kind, state in zip(kinds, self._state, strict=True):
             values: np.ndarray
-            if spec.field is None:  # $count: an int32 (a long past it: the dict path)
+            if kind == "count":  # an int32 (a long past it: the dict path)
                 values = state["count"][:n][picked]
                 if len(values) and int(values.max()) > 2147483647:
                     return None
-                layout.append((name, groupbson.INT32))
                 values = values.astype("<i4")
-            elif spec.name == "$sum":
-                layout.append((name, groupbson.DOUBLE))
+            elif kind == "sum":
                 values = np.asarray(state["total"][:n][picked], "<f8")
-            elif spec.name == "$avg":
-                layout.append((name, groupbson.DOUBLE))
+            elif kind == "avg":
                 values = np.asarray(state["total"][:n][picked] / state["count"][:n][picked], "<f8")
-            elif spec.field == tf:  # (time-valued accumulators do not reach NumPy totals today)
-                return None
             else:
-                layout.append((name, groupbson.DOUBLE))
                 values = np.asarray(state["value"][:n][picked], "<f8")
             fills.append(values)
-        tail, places = groupbson.tail_layout(tuple(layout))
         return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
-                                   dates, tail, [(at, width, values) for (at, width), values
-                                                 in zip(places, fills, strict=True)])
+                                   dates, shape.tail, [(at, width, values) for (at, width), values
+                                                       in zip(shape.places, fills, strict=True)])
 
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
         """The output documents of ``slots`` (default: every group, first-seen order); only their
@@ -748,7 +819,7 @@ class DenseGroups:
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
-        if self._generic_keys or not len(owners) or None in map(templates.get, _distinct(owners)[0].tolist()):
+        if self._generic_keys or not len(owners) or None in map(templates.get, self._slot_metas):
             return None
         columns = []
         for path, direction in spec.items():
@@ -814,7 +885,7 @@ class DenseGroups:
         """An upper bound of the BSON size of every output document: per meta template, its ``_id``
         element (``_element``; a time part substituted keeps the size: a date for a date) with 8-byte
         values (doubles, dates, or a ``$count`` as a long)."""
-        values = _value_bytes(self.group.fields)
+        values = self._facts.value_bytes
         if values is None:
             return None  # BSON cannot hold a name: let the generic sort say
         owners = list(self._ids.templates)
@@ -872,7 +943,7 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values of ``owners`` ascending, the first position of each), as ``np.unique`` with
     ``return_index`` gives them: by one comparison when they are all one meta's (most batches of a
     one-series query, or every batch of a ``_id`` reading no meta), else by one stable sort."""
-    if not len(owners) or not np.count_nonzero(owners != owners[0]):
+    if not len(owners) or not _ANY(owners != owners[0]):
         return owners[:1], np.zeros(len(owners[:1]), dtype=np.int64)
     order = owners.argsort(kind="stable")
     ordered = owners[order]
@@ -880,25 +951,6 @@ def _distinct(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     heads[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=heads[1:])
     return ordered[heads], order[heads]
-
-
-# ``_value_bytes`` by the id of a group's accumulator list (the planner's, shared by the queries of a
-# shape), with the list itself (its id is its own only while it lives): cleared when full
-_VALUE_BYTES: dict[int, tuple[Any, int | None]] = {}
-
-
-def _value_bytes(fields: list[Any]) -> int | None:
-    """The bytes of the accumulator elements of a document with 8-byte values (type, name, NUL, value);
-    None when a name holds a NUL."""
-    found = _VALUE_BYTES.get(id(fields))
-    if found is not None and found[0] is fields:
-        return found[1]
-    names = [name.encode() for name, _ in fields]
-    value = None if any(b"\x00" in name for name in names) else sum(1 + len(name) + 1 + 8 for name in names)
-    if len(_VALUE_BYTES) >= _TEMPLATES_MAX:
-        _VALUE_BYTES.clear()
-    _VALUE_BYTES[id(fields)] = (fields, value)
-    return value
 
 
 def _shown(idv: Any) -> Any:
