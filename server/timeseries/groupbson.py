@@ -28,6 +28,11 @@ DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
+# ``_one_head``'s document bytes (size, head, tail with zeroed values, NUL) by (head, tail): heads and tails
+# are made once per meta template and group shape, so the few in use are found again; read-only (a view
+# of the bytes), cleared when full
+_ROWS: dict[tuple[bytes, bytes], np.ndarray] = {}
+_ROWS_MAX = 256
 
 
 def element(idv: Any) -> bytes | None:
@@ -93,12 +98,12 @@ def tail_layout(fields: tuple[tuple[str, int], ...]) -> tuple[bytes, tuple[tuple
     return bytes(template), tuple(slots)
 
 
-def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, dates: np.ndarray | None,
+def documents(heads: list[bytes], offsets: list[list[int]], owner: np.ndarray, dates: np.ndarray | None,
               tail: bytes, fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
     """One document per entry of ``owner`` (an index into ``heads``; with one head only its length is
     read): its head with the date ``dates``
-    (int64 ms; None: no time part) at each of ``date_offsets[owner]`` (int64 [heads, parts]), then the
-    tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
+    (int64 ms; None: no time part) at each of ``offsets[owner]`` (per head, as many offsets each), then
+    the tail with each field's values (``fills``: (offset, width, little-endian values)) in place.
 
     Each document is a row of one byte array as wide as the longest, right-aligned: the rows' tails
     share their columns (each field one slice assignment), a head's size prefix and bytes are one
@@ -107,7 +112,8 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     if not n:
         return EncodedRun([])
     if len(heads) == 1:
-        return _one_head(heads[0], date_offsets[0], n, dates, tail, fills)
+        return _one_head(heads[0], offsets[0], n, dates, tail, fills)
+    date_offsets = np.asarray(offsets, dtype=np.int64).reshape(len(heads), len(offsets[0]))
     tail_len = len(tail)
     head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
     longest = int(head_lens.max())
@@ -141,7 +147,7 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     lengths = np.unique(skips)
     if len(lengths) == 1:  # (a void item's tolist() is its bytes)
         skip = int(lengths[0])
-        cut: Any = np.ascontiguousarray(whole[:, skip:]).view(np.dtype((np.void, width - skip))).ravel().tolist()
+        cut: Any = np.ascontiguousarray(whole[:, skip:]).view(f"V{width - skip}")[:, 0].tolist()
         sizes = np.empty(n, dtype=np.int64)
         sizes.fill(width - skip)
         return EncodedRun(cut, sizes)
@@ -149,28 +155,35 @@ def documents(heads: list[bytes], date_offsets: np.ndarray, owner: np.ndarray, d
     for skip in lengths.tolist():
         rows = np.flatnonzero(doc_skips == skip)
         if len(rows):
-            items = np.ascontiguousarray(whole[rows, skip:]).view(np.dtype((np.void, width - skip))).ravel()
+            items = np.ascontiguousarray(whole[rows, skip:]).view(f"V{width - skip}")[:, 0]
             placed[rows] = items.astype(object)
     cut = placed.tolist()
     return EncodedRun(cut, width - doc_skips)
 
 
-def _one_head(head: bytes, date_offsets: np.ndarray, n: int, dates: np.ndarray | None, tail: bytes,
+def _one_head(head: bytes, date_offsets: list[int], n: int, dates: np.ndarray | None, tail: bytes,
               fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
     """``documents`` when every document has the one head (a one-series query, or a ``_id`` reading no
     meta): one length and one layout, so the rows are that document's bytes copied once, the dates and
-    values written in their columns, and each row cut as one item of a void type."""
-    size = 4 + len(head) + len(tail) + 1
+    values written in their columns (each a strided view of the rows: one assignment, no copy of the
+    values made first), and each row cut as one item of a void type."""
+    row = _ROWS.get((head, tail))
+    if row is None:
+        size = 4 + len(head) + len(tail) + 1
+        row = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
+        if len(_ROWS) >= _ROWS_MAX:
+            _ROWS.clear()
+        _ROWS[head, tail] = row
+    size = row.shape[0]
     whole = np.empty((n, size), np.uint8)
-    whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
+    whole[:] = row
     if dates is not None:
-        date_bytes = np.ascontiguousarray(dates, "<i8").view(np.uint8).reshape(n, 8)
-        for at in date_offsets.tolist():
-            whole[:, 4 + at:12 + at] = date_bytes
+        for at in date_offsets:
+            np.ndarray((n,), "<i8", whole, 4 + at, (size,))[:] = dates
     values_at = 4 + len(head)
-    for offset, width, values in fills:
-        whole[:, values_at + offset:values_at + offset + width] = values.view(np.uint8).reshape(n, width)
-    cut: Any = whole.view(np.dtype((np.void, size))).ravel().tolist()
+    for offset, _width, values in fills:
+        np.ndarray((n,), values.dtype, whole, values_at + offset, (size,))[:] = values
+    cut: Any = whole.view(f"V{size}")[:, 0].tolist()  # (a void item's tolist() is its bytes)
     sizes = np.empty(n, dtype=np.int64)
     sizes.fill(size)
     return EncodedRun(cut, sizes)

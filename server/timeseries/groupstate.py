@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -506,37 +506,38 @@ class DenseGroups:
             meta_codes.append(template[1] * 2 + 1 if timeless or truncs is None else template[1] * 2)
             meta_timeless.append(timeless)
         n = len(owners)
-        # each token's meta (its position in ``metas``): none needed for one meta (most batches of a
-        # one-series query), whose code is every token's
-        at = metas.searchsorted(owners) if len(meta_list) > 1 else None
+        one = len(meta_list) == 1  # (most batches of a one-series query, or of a _id reading no meta)
         token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
         have = len(self.ids)
         # the group key as two integers: (part, truncated ms), or (part, no time) as another code
-        if at is None:
+        if one:  # the meta's code is every token's
             codes = np.empty(n, dtype=np.int64)
             codes.fill(meta_codes[0])
+            key_truncs = np.zeros(n, dtype=np.int64) if truncs is None or meta_timeless[0] else token_truncs
         else:
+            at = metas.searchsorted(owners)  # each token's meta (its position in ``metas``)
             codes = np.array(meta_codes, dtype=np.int64)[at]
-        if truncs is None or all(meta_timeless):
-            key_truncs = np.zeros(n, dtype=np.int64)
-        elif any(meta_timeless):  # (metas of both kinds: more than one)
-            key_truncs = np.where(np.array(meta_timeless)[at], 0, token_truncs)
-        else:
-            key_truncs = token_truncs
+            if truncs is None or all(meta_timeless):
+                key_truncs = np.zeros(n, dtype=np.int64)
+            elif any(meta_timeless):  # (metas of both kinds)
+                key_truncs = np.where(np.array(meta_timeless)[at], 0, token_truncs)
+            else:
+                key_truncs = token_truncs
         slots, new_at = self._keyed_slots(codes, key_truncs, have)
-        if len(new_at):
-            every = len(new_at) == n  # (every token a new key: new_at is every position, in order)
+        made = len(new_at)
+        if made:
+            every = made == n  # (every token a new key: new_at is every position, in order)
             new_owners = owners if every else owners[new_at]
             new_truncs = token_truncs if every else token_truncs[new_at]
-            self.ids.extend([_LAZY] * len(new_at))
+            self.ids.extend([_LAZY] * made)
             self._lazy = True
-            self._add_slots(new_owners, new_truncs, meta_list if len(meta_list) == 1 else None)
+            self._add_slots(new_owners, new_truncs, meta_list if one else None)
             topk = self.group.topk
             if topk is not None and truncs is not None:
                 topk.offer_many(new_truncs)
             # the generic stage's accounting (``used``): past the limit 292, or with allowDiskUse a spill by
             # the caller once the runs are fed
-            self._templated += len(new_at)
+            self._templated += made
             if not ctx.allow_disk_use and self.over(ctx.group_memory_limit):
                 raise _memory_error(ctx.group_memory_limit)
         return slots, new_at
@@ -682,13 +683,16 @@ class DenseGroups:
             return
         shape, tokens, templates = self.group.id_shape, self._ids.tokens, self._ids.templates
         if shape is not None:  # those made by an earlier query from this very base _id (``_ELEMENTS``)
+            left = []
             for owner in missing:
                 found = _ELEMENTS.get((shape, tokens[owner]))
                 if found is not None and found[0] is templates[owner][0]:
                     heads[owner], self._date_at[owner] = found[1], found[2]
-            missing = [owner for owner in missing if owner not in heads]
-            if not missing:
+                else:
+                    left.append(owner)
+            if not left:
                 return
+            missing = left
         shown = [_shown(templates[owner][0]) for owner in missing]
         made = groupbson.elements(shown)
         heads.update(zip(missing, made, strict=True))
@@ -723,29 +727,21 @@ class DenseGroups:
         owners_picked = self.slot_owner[picked]
         # (every slot one meta's: so are those picked, at least ``ENCODED_MIN``)
         used = self._slot_metas if len(self._slot_metas) == 1 else _distinct(owners_picked)[0].tolist()
-        heads: list[bytes] = []
-        offsets: list[list[int]] = []
         if None in map(templates.get, used):
             return None
         self._elements(used)
-        for owner in used:
-            element = self._element(owner)
-            if element is None:
-                return None
-            at = self._date_at[owner]
-            if at is None:
-                return None
-            heads.append(element)
-            offsets.append(at)
-        self._grow(max(n, 1))
+        heads, offsets = [self._heads[owner] for owner in used], [self._date_at[owner] for owner in used]
+        if None in heads or None in offsets:
+            return None
+        if n > self._cap:
+            self._grow(n)
         if len(used) > 1:  # each document's head (its meta's place in ``used``)
             index = np.empty(used[-1] + 1, dtype=np.int64)
             index[used] = np.arange(len(used))
             owner = index[owners_picked]
         else:  # (``documents`` reads only how many)
             owner = owners_picked
-        parts = len(offsets[0])
-        dates = self.slot_trunc[picked] if parts else None
+        dates = self.slot_trunc[picked] if offsets[0] else None
         fills = []
         for kind, state in zip(kinds, self._state, strict=True):
             values: np.ndarray
@@ -761,8 +757,7 @@ class DenseGroups:
             else:
                 values = np.asarray(state["value"][:n][picked], "<f8")
             fills.append(values)
-        return groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), parts), owner,
-                                   dates, shape.tail, [(at, width, values) for (at, width), values
+        return groupbson.documents(cast(list[bytes], heads), cast(list[list[int]], offsets), owner, dates, shape.tail, [(at, width, values) for (at, width), values
                                                        in zip(shape.places, fills, strict=True)])
 
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:

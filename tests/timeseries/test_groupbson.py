@@ -59,7 +59,7 @@ def test_documents_are_the_dicts_encoded(case):
     tail, places = groupbson.tail_layout(tuple(fields))
     fills = [(at, width, np.asarray(column, dtype=_KINDS[kind][0]))
              for (at, width), (_, kind), column in zip(places, fields, values, strict=True)]
-    run = groupbson.documents(heads, np.asarray(offsets, dtype=np.int64).reshape(len(heads), -1),
+    run = groupbson.documents(heads, offsets,
                               np.asarray(owner, dtype=np.int64), np.asarray(dates, dtype=np.int64) if timed else None,
                               tail, fills)
     expected = []
