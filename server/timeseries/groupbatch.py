@@ -74,7 +74,7 @@ from tidemark.timeseries.groupruns import (
     summarize,
     truncated,
 )
-from tidemark.timeseries.groupstate import TOKENS_SLACK, DenseGroups, supports
+from tidemark.timeseries.groupstate import TOKENS_SLACK, DenseGroups, facts, supports
 from tidemark.timeseries.newest_order import OrderMatters
 from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
@@ -230,17 +230,6 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
     return batch
 
 
-def _meta_token(view: Any) -> bytes:
-    """The bucket's meta as BSON (equal tokens: the same group keys), remembered for stored buckets."""
-    entry = view.cached
-    if entry is not None:
-        token: bytes | None = entry.memo.get("meta token")
-        if token is None:
-            token = entry.memo["meta token"] = encode({"m": view.summary()["meta"]})
-        return token
-    return encode({"m": view.summary()["meta"]})
-
-
 class _Batch:
     """Dense buckets waiting to be cut into runs, and the groups fed so far."""
 
@@ -260,7 +249,8 @@ class _Batch:
         # (meta index, truncated ms) -> the group's accumulators: the _id depends on nothing else
         self._accumulators: dict[tuple[Any, ...], list[Any]] = {}
         # groups as NumPy totals until a batch or bucket needs the generic accumulators
-        self.dense = DenseGroups(group, ctx, self.metas, self.meta_tokens) if supports(group) else None
+        shape = facts(group)
+        self.dense = DenseGroups(group, ctx, self.metas, self.meta_tokens, shape) if shape.supported else None
         self._fast_key = group.fast_key  # (columnar._group_keys)
         self._runs_key = group.runs_key
         self._whole_key = self._runs_key + " whole"
@@ -392,14 +382,35 @@ class _Batch:
                 self.flush()
 
     def parts(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> tuple[Any, ...]:
-        """A dense bucket's parts as ``remembered`` gives them (its runs and ranges None when not
-        remembered: a live bucket, or a nearly full cache)."""
-        mf = self.group.meta_field
+        """A dense bucket's parts as ``remembered`` gives them: (times, arrays, whole-bucket runs as a
+        ``bucketcache.RunRef`` and the filter columns' ranges — None when not remembered: a live bucket,
+        or a nearly full cache, or the groups are not NumPy totals —, the meta's token: its BSON, equal
+        tokens the same group keys, None without a meta —, the meta). A stored bucket remembers its runs
+        and ranges (they depend only on its content and the group's shape) and its token with its
+        cached parts."""
         summary = view.summary()
-        has_meta = mf is not None and "meta" in summary
-        found = _remembered_runs(view, self.group, times, arrays, self._runs_key) if self.dense is not None else None
-        ref, ranges = found if found is not None else (None, None)
-        return times, arrays, ref, ranges, _meta_token(view) if has_meta else None, summary.get("meta")
+        meta = summary.get("meta")
+        has_meta = self.group.meta_field is not None and "meta" in summary
+        entry = view.cached
+        if entry is None:
+            return times, arrays, None, None, encode({"m": meta}) if has_meta else None, meta
+        memo = entry.memo
+        ref = ranges = None
+        if self.dense is not None:
+            key = self._runs_key
+            found: tuple[Any, dict[str, Any]] | None = memo.get(key)
+            # (a nearly full cache may be thrashing: remembered only on a bucket's next read)
+            if found is None and (entry.referenced or CACHE.used < CACHE.budget * 0.9):
+                found = CACHE.remember_runs(entry, key, bucket_runs(self.group, times, arrays).rows(),
+                                            column_ranges(times, arrays, self.group))
+            if found is not None:
+                ref, ranges = found
+        token: bytes | None = None
+        if has_meta:
+            token = memo.get("meta token")
+            if token is None:
+                token = memo["meta token"] = encode({"m": meta})
+        return times, arrays, ref, ranges, token, meta
 
     def add(self, parts: tuple[Any, ...]) -> None:
         """Add a dense bucket by its parts (``parts``): whole from its remembered runs when every row of
@@ -411,8 +422,9 @@ class _Batch:
             whole = ref
         self.pending.append((times, arrays, index, self.seq, whole))
         self.seq += 1
-        self.rows += len(times)
-        self.info["measurementsUnpacked"] += len(times)
+        n = len(times)
+        self.rows += n
+        self.info["measurementsUnpacked"] += n
 
     def add_cut(self, cut: list[Any]) -> None:
         """Add dense buckets by their remembered parts (``remembered``), in order, their rows (none is
@@ -562,9 +574,11 @@ class _Batch:
         if len(pending) == 1:
             times, arrays, index, seq = pending[0]
         else:
-            times = np.concatenate([p[0] for p in pending])
-            arrays = {path: np.concatenate([p[1][path] for p in pending])
-                      for path in {path for path, _, _ in conditions if path != tf}}
+            times = np.concatenate(list(map(_TIMES, pending)))
+            arrays = {}  # the filter's other columns
+            for path, _, _ in conditions:
+                if path != tf and path not in arrays:
+                    arrays[path] = np.concatenate([p[1][path] for p in pending])
         mask = None
         for path, op, operand in conditions:
             hit = op(times if path == tf else arrays[path], operand)
@@ -660,7 +674,7 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     columns), the other columns joined from each bucket's kept stretch when every bucket keeps one (a
     window cuts a bucket once: told from where the mask changes, a few per bucket, walked in Python;
     no NumPy call per bucket), else joined whole and taken."""
-    edges = list(accumulate([len(p[0]) for p in pending], initial=0))  # bucket b: rows [edges[b], edges[b + 1])
+    edges = list(accumulate(map(len, map(_TIMES, pending)), initial=0))  # bucket b: rows [edges[b], edges[b + 1])
 
     def whole(name: str) -> np.ndarray:
         found = joined.get(name)
@@ -759,23 +773,6 @@ def _run_starts(n: int, firsts: np.ndarray, keys: np.ndarray | None,
             cut[firsts[new]] = True
     starts = cut.nonzero()[0]
     return starts, (firsts.searchsorted(starts, side="right") - 1 if several else np.zeros(len(starts), np.int64))
-
-
-def _remembered_runs(view: Any, group: Any, times: np.ndarray, arrays: dict[str, Any],
-                     memo_key: str) -> tuple[Any, dict[str, Any]] | None:
-    """(whole-bucket runs as a ``bucketcache.RunRef``, filter column ranges) of a stored bucket,
-    remembered with its cached parts (they depend only on its content and the group's shape); None
-    for other buckets."""
-    entry = view.cached
-    if entry is None:
-        return None
-    found: tuple[Any, dict[str, Any]] | None = entry.memo.get(memo_key)
-    if found is None and not entry.referenced and CACHE.used >= CACHE.budget * 0.9:
-        return None  # a nearly full cache may be thrashing: remember only on a bucket's next read
-    if found is None:
-        found = CACHE.remember_runs(entry, memo_key, bucket_runs(group, times, arrays).rows(),
-                                    column_ranges(times, arrays, group))
-    return found
 
 
 def _group_key(idv: Any) -> Any:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -307,8 +307,9 @@ def _key(idv: Any) -> Any:
 class DenseGroups:
     """Group slots (first-seen order) with one NumPy state entry per accumulator; see the module."""
 
-    def __init__(self, group: Any, ctx: Any, metas: list[Any], tokens: list[bytes | None]):
-        """``metas``: (has meta, meta) by meta index; ``tokens``: each one's BSON (None: no meta)."""
+    def __init__(self, group: Any, ctx: Any, metas: list[Any], tokens: list[bytes | None], shape: _Facts | None = None):
+        """``metas``: (has meta, meta) by meta index; ``tokens``: each one's BSON (None: no meta); ``shape``:
+        ``facts(group)`` when the caller has it."""
         self.group, self.ctx = group, ctx
         self.ids: list[Any] = []  # _LAZY for an id from a template, made when first asked (``_filled_ids``)
         self._lazy = False
@@ -335,7 +336,7 @@ class DenseGroups:
         self._used = 0
         self._templated = 0
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
-        self._facts = facts(group)
+        self._facts = shape if shape is not None else facts(group)
         self._ids = _IdMaker(group, metas, tokens, self._facts)
         self._cap = 0
         self._state: list[dict[str, np.ndarray]] = [{} for _ in group.fields]
@@ -730,7 +731,8 @@ class DenseGroups:
         if None in map(templates.get, used):
             return None
         self._elements(used)
-        heads, offsets = [self._heads[owner] for owner in used], [self._date_at[owner] for owner in used]
+        heads: list[Any] = [self._heads[owner] for owner in used]
+        offsets: list[Any] = [self._date_at[owner] for owner in used]
         if None in heads or None in offsets:
             return None
         if n > self._cap:
@@ -757,7 +759,7 @@ class DenseGroups:
             else:
                 values = np.asarray(state["value"][:n][picked], "<f8")
             fills.append(values)
-        return groupbson.documents(cast(list[bytes], heads), cast(list[list[int]], offsets), owner, dates, shape.tail, [(at, width, values) for (at, width), values
+        return groupbson.documents(heads, offsets, owner, dates, shape.tail, [(at, width, values) for (at, width), values
                                                        in zip(shape.places, fills, strict=True)])
 
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
