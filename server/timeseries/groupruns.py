@@ -143,15 +143,15 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
               trunc: np.ndarray | None, seq: np.ndarray | None = None, owner: np.ndarray | None = None) -> Runs:
     """The runs of ``times``/``arrays`` starting at ``starts`` (``trunc``: the rows' truncated times;
     ``seq``/``owner``: the runs', None: zeros for the caller to set)."""
-    n, width = len(times), len(group.fields)
-    table = np.empty((len(starts), _VALUES + width))
+    n, width, k = len(times), len(group.fields), len(starts)
+    table = np.empty((k, _VALUES + width))
     table[:, 0] = trunc[starts] if trunc is not None else 0
     table[:, 1] = times[starts]
-    if len(starts):  # the row counts: each run's to the next run's start, the last's to the end
+    if k:  # the row counts: each run's to the next run's start, the last's to the end
         np.subtract(starts[1:], starts[:-1], out=table[:-1, 2])
         table[-1, 2] = n - starts[-1]
     ends = None  # (made only for a $last)
-    facts = _facts(width)
+    facts = np.zeros(3 * width)  # (``_facts``)
     for j, (_, spec) in enumerate(group.fields):
         if spec.field is None:  # $count: the run's row count
             table[:, _VALUES + j] = 0
@@ -232,7 +232,7 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
     for path, low, low_strict, high, high_strict in checks:
         # v > low, or v == low when not strict (one comprehension: the check per bucket is its cost)
         out = [ok and (v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))
-               for ok, v in zip(out, [r[path] for r in ranges], strict=True)]
+               for ok, v in zip(out, map(itemgetter(path), ranges), strict=True)]
     return out
 
 

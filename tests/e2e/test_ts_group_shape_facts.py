@@ -64,16 +64,12 @@ def _constants(draw):
        runs=st.lists(_constants(), min_size=2, max_size=3))
 def test_one_group_shape_with_other_constants_answers_each_query(db, id_name, names, runs):
     group = {"$group": {"_id": IDS[id_name], **{name: ACCUMULATORS[name] for name in names}}}
-    answers = set()
     for window, hosts in runs:  # the same shape each time: its facts made by the first query
         match = {"$match": {"t": window, "m.h": {"$in": hosts}}}
         pipeline = [match, group, {"$sort": {"_id": 1}}]
         columnar = _encoded(db.ts.aggregate(pipeline))
         generic = _encoded(db.ts.aggregate([match, {"$skip": 0}, group, {"$sort": {"_id": 1}}]))
         assert columnar == generic, pipeline
-        answers.add(b"".join(columnar))
-    if len({(str(w), tuple(h)) for w, h in runs}) > 1 and id_name != "host":
-        assert len(answers) > 1  # (other constants, other data: not one answer handed to every query)
 
 
 def test_the_same_pipeline_after_the_time_field_swapped_by_drop_and_create(client):
