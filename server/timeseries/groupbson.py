@@ -28,11 +28,6 @@ DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
-# ``_one_head``'s document bytes (size, head, tail with zeroed values, NUL) by (head, tail): heads and tails
-# are made once per meta template and group shape, so the few in use are found again; read-only (a view
-# of the bytes), cleared when full
-_ROWS: dict[tuple[bytes, bytes], np.ndarray] = {}
-_ROWS_MAX = 256
 
 
 def element(idv: Any) -> bytes | None:
@@ -167,16 +162,9 @@ def _one_head(head: bytes, date_offsets: list[int], n: int, dates: np.ndarray | 
     meta): one length and one layout, so the rows are that document's bytes copied once, the dates and
     values written in their columns (each a strided view of the rows: one assignment, no copy of the
     values made first), and each row cut as one item of a void type."""
-    row = _ROWS.get((head, tail))
-    if row is None:
-        size = 4 + len(head) + len(tail) + 1
-        row = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
-        if len(_ROWS) >= _ROWS_MAX:
-            _ROWS.clear()
-        _ROWS[head, tail] = row
-    size = row.shape[0]
+    size = 4 + len(head) + len(tail) + 1
     whole = np.empty((n, size), np.uint8)
-    whole[:] = row
+    whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
     if dates is not None:
         for at in date_offsets:
             np.ndarray((n,), "<i8", whole, 4 + at, (size,))[:] = dates

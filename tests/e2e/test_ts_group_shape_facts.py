@@ -1,6 +1,6 @@
 """What a columnar ``$group``'s shape fixes is made once per shape and shared by its queries
 (``groupstate.facts``: the accumulators' state layouts, the ``_id`` template facts, the BSON tail of
-its documents; ``groupbson._ROWS``: one head's document bytes): a shape run again with other constants
+its documents): a shape run again with other constants
 (time window, hosts, accumulators' order) answers each query from its own data, exactly as the generic
 ``$group`` + ``$sort`` over the same buckets (forced by a no-op ``$skip: 0``), BSON types and order
 included; and a collection dropped and created again with its time field swapped gives the same
