@@ -21,7 +21,10 @@ class ReadGate:
     read may open another read; the nested one belongs to the outer one's epoch)."""
 
     def __init__(self, on_idle: Callable[[], None] | None = None) -> None:
-        self._cond = threading.Condition(threading.Lock())  # a plain lock: cheaper than RLock
+        # a plain lock (cheaper than RLock), taken directly on the read path (``with self._lock``: no
+        # Condition.__enter__/__exit__ Python frames per read); the condition waits and notifies on it
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._active = 0
         self._exclusive = False
         self._local = threading.local()
@@ -32,7 +35,7 @@ class ReadGate:
 
     def enter(self) -> None:
         depth = getattr(self._local, "depth", 0)
-        with self._cond:
+        with self._lock:
             while self._exclusive and depth == 0:
                 self._cond.wait()
             self._active += 1
@@ -54,7 +57,7 @@ class ReadGate:
     def leave(self) -> None:
         depth = self._local.depth - 1
         self._local.depth = depth
-        with self._cond:
+        with self._lock:
             self._active -= 1
             if self._active == 0 and self._exclusive:
                 self._cond.notify_all()
@@ -76,20 +79,20 @@ class ReadGate:
     @contextmanager
     def exclusive(self) -> Iterator[None]:
         """Wait until no read is open and keep new ones out for the duration."""
-        with self._cond:
+        with self._lock:
             self._exclusive = True
             while self._active:
                 self._cond.wait()
         try:
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._exclusive = False
                 self._cond.notify_all()
 
     def advance(self, mark: Callable[[int], None]) -> None:
         """Start a new epoch: ``mark(new epoch)`` runs (quickly!) before any read can begin in it."""
-        with self._cond:
+        with self._lock:
             mark(self._epoch + 1)
             self._epoch += 1
 
@@ -100,7 +103,7 @@ class ReadGate:
         """Run fn (quickly!) if no read begun before ``epoch`` is open right now; False otherwise,
         and then ``on_idle`` is called once those reads have all left (reads begun since do not
         hold it back)."""
-        with self._cond:
+        with self._lock:
             if not self._drained(epoch):
                 self._wanted = epoch if self._wanted is None else max(self._wanted, epoch)
                 return False
