@@ -127,7 +127,7 @@ class _ReadContext:
         except BaseException:
             engine._gate.leave()
             raise
-        self._view = ReadView(engine, self._txn)
+        self._view = ReadView(engine, self._txn, {})
         return self._view
 
     def __exit__(self, *exc: object) -> None:

@@ -53,9 +53,14 @@ def flush_sizes(txn: Txn, meta_db: Handle, sizes: dict[str, int]) -> None:
 class ReadView:
     """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
 
-    def __init__(self, engine: Engine, txn: Txn) -> None:
+    def __init__(self, engine: Engine, txn: Txn, stores: dict[str, tuple[Handle, LongKeys]] | None = None) -> None:
         self._engine = engine
         self._txn = txn
+        # ``engine.read()``'s views: a collection's records handle and compact keys by ident, found once
+        # per transaction (a read of n buckets looked them up n times, ~8 calls each). A handle found
+        # stays usable for the whole read (a drop reclaims it only once the reads begun before it left).
+        # None for a write transaction (WriteTxn), whose handles come and go with its nested scopes.
+        self._stores = stores
 
     def _detach(self) -> None:
         """Forget the transaction (engine.read() calls this when its block ends): a view kept past
@@ -69,6 +74,16 @@ class ReadView:
 
     def _records(self, info: CollectionInfo) -> Handle:
         return self._db(records_db_name(info.ident))
+
+    def _store(self, info: CollectionInfo) -> tuple[Handle, LongKeys]:
+        """(records handle, compact keys) of ``info``'s records, memoized per read transaction."""
+        stores = self._stores
+        if stores is None:
+            return self._records(info), self._long(info.ident)
+        found = stores.get(info.ident)
+        if found is None:
+            found = stores[info.ident] = (self._records(info), self._long(info.ident))
+        return found
 
     def _long(self, ident: str) -> LongKeys:
         """The full keys of the compact (over-long) LMDB keys of a collection's or index's ident."""
@@ -123,14 +138,14 @@ class ReadView:
 
     # --- records -----------------------------------------------------------------------------
     def get(self, info: CollectionInfo, rid: bytes) -> bytes | None:
-        return records.get(self._txn, self._records(info), self._long(info.ident), rid, self._engine._codec, self._engine._chunks_db)
+        return records.get(self._txn, *self._store(info), rid, self._engine._codec, self._engine._chunks_db)
 
     def scan(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
              lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
              hi_inclusive: bool = True) -> Iterator[tuple[bytes, bytes]]:
         """(rid, bson) in rid order; optional rid bounds with prefix semantics (for clustered
         collections: ``encode_key([_id])`` bounds, e.g. a bucket ``_id`` range)."""
-        return records.scan(self._txn, self._records(info), self._long(info.ident), self._engine._codec,
+        return records.scan(self._txn, *self._store(info), self._engine._codec,
                             start_after=start_after, reverse=reverse, lo=lo, hi=hi,
                             lo_inclusive=lo_inclusive, hi_inclusive=hi_inclusive,
                             chunks_db=self._engine._chunks_db)
@@ -138,14 +153,14 @@ class ReadView:
     # --- packed records: selective decoding (storage/bucket_reader.py) ------------------------
     def get_stored(self, info: CollectionInfo, rid: bytes) -> bytes | None:
         """The stored (packed) value of one record; open it with ``stored_opener()``."""
-        return records.get_stored(self._txn, self._records(info), self._long(info.ident), rid, self._engine._chunks_db)
+        return records.get_stored(self._txn, *self._store(info), rid, self._engine._chunks_db)
 
     def scan_stored(self, info: CollectionInfo, *, start_after: bytes | None = None, reverse: bool = False,
                     lo: bytes | None = None, hi: bytes | None = None, lo_inclusive: bool = True,
                     hi_inclusive: bool = True, limit: int | None = None) -> Iterator[tuple[bytes, bytes]]:
         """``scan`` yielding (rid, stored value) still packed: equal stored bytes mean an equal record,
         so callers may cache what they decode from them. At most ``limit`` records, read at once."""
-        return records.scan_stored(self._txn, self._records(info), self._long(info.ident), self._engine._chunks_db, start_after=start_after,
+        return records.scan_stored(self._txn, *self._store(info), self._engine._chunks_db, start_after=start_after,
                                    reverse=reverse, lo=lo, hi=hi, lo_inclusive=lo_inclusive,
                                    hi_inclusive=hi_inclusive, limit=limit)
 

@@ -64,7 +64,7 @@ def last_rid(txn: Txn, db: Handle) -> int:
 
 def get_stored(txn: Txn, db: Handle, long: LongKeys, rid: bytes, chunks_db: Handle) -> bytes | None:
     """The record's stored value as written (tagged, chunks reassembled), or None."""
-    stored = txn.get(long.stored(rid), db=db)
+    stored = txn.get(rid if len(rid) <= long.max_key else long.stored(rid), db=db)  # (a compact key: rare)
     if stored is not None and stored[0] == TAG_CHUNKED:
         return join(pieces(txn, chunks_db), stored)
     return stored
