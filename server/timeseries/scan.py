@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 from bson.objectid import ObjectId
@@ -77,7 +77,7 @@ def _key(seconds: int, *, high: bool) -> bytes:
     return clustered_rid(ObjectId(seconds.to_bytes(4, "big") + (b"\xff" * 8 if high else b"\x00" * 8)))
 
 
-def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], stats: dict[str, Any] | None,
+def _in_scan_order(stored_chunks: Iterable[list[Any]], live: dict[Any, Any], stats: dict[str, Any] | None,
                    predicate: Any, stored_position: Callable[[Any], Any],
                    live_position: Callable[[Any], Any], *, reverse: bool = False) -> Iterator[list[Any]]:
     """The buckets passing ``predicate`` in chunks, in the scan's order whatever the writer has stored so
@@ -92,24 +92,25 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
     only until it is passed on (a view keeps the copies its reader made)."""
     before = operator.gt if reverse else operator.lt  # a position before another in this scan's direction
     ids = set(live)  # (their stored versions are left out, whether the predicate keeps them or not)
-    # the predicate first: only the in-memory buckets it keeps are placed (a position is the index key
-    # of the bucket's control; one series' read among 100,000 in-memory ones placed every one: 6-9 s)
-    views = kept(for_in_memory(predicate), list(live.values()))
-    if stats is not None and len(views) < len(live):
-        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(live) - len(views)  # (as before)
     placed: list[tuple[Any, Any]] = []
     last: list[Any] = []  # in-memory buckets with no position: after the stored ones
-    for view in views:
-        interrupt.tick()  # (as ``live_views``: a bucket's position is worked out before the first chunk)
-        position = live_position(view)
-        if position is None:
-            last.append(view)
-        else:
-            placed.append((position, view))
-    del views
-    live.clear()
-    placed.sort(key=lambda item: item[0], reverse=reverse)
-    last.sort(key=lambda view: view.id)
+    if live:  # (none, most reads: nothing to filter, place or sort)
+        # the predicate first: only the in-memory buckets it keeps are placed (a position is the index key
+        # of the bucket's control; one series' read among 100,000 in-memory ones placed every one: 6-9 s)
+        views = kept(for_in_memory(predicate), list(live.values()))
+        if stats is not None and len(views) < len(live):
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(live) - len(views)  # (as before)
+        for view in views:
+            interrupt.tick()  # (as ``live_views``: a bucket's position is worked out before the first chunk)
+            position = live_position(view)
+            if position is None:
+                last.append(view)
+            else:
+                placed.append((position, view))
+        del views
+        live.clear()
+        placed.sort(key=lambda item: item[0], reverse=reverse)
+        last.sort(key=lambda view: view.id)
     pending = deque(placed)
     del placed
     for chunk in stored_chunks:
@@ -131,7 +132,8 @@ def _in_scan_order(stored_chunks: Iterator[list[Any]], live: dict[Any, Any], sta
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
         yield chunk
         del chunk
-    pending.extend((None, view) for view in last)
+    if last:
+        pending.extend((None, view) for view in last)
     del last
     while pending:
         chunk = [pending.popleft()[1] for _ in range(min(stored.CHUNK, len(pending)))]
@@ -180,6 +182,7 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
         live = {bid: view for bid, view in live.items()
                 if holds(index, view.document() if reads_data else view.summary())}
     firsts: dict[bytes, bytes] = {}  # rid -> its first key in this scan (insertion-ordered: the scan's order)
+    rids: list[bytes] = []  # (firsts' keys)
     first: list[Any] = []  # the first chunk's records, read in the index scan's transaction
     with server.engine.read() as r:
         info = r.get_collection(ns)
@@ -188,14 +191,17 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
                 for key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
                                              lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
                                              reverse=plan.reverse):
-                    firsts.setdefault(bytes(rid), key)
-            first = stored.read_many(r, info, ns, list(itertools.islice(firsts, stored.CHUNK)))
+                    firsts.setdefault(rid, key)  # (bytes: a read view's values are copies)
+            rids = list(firsts)
+            first = stored.read_many(r, info, ns, rids[:stored.CHUNK])
+    chunks: Iterable[list[Any]] = [first] if first else []
+    if len(firsts) > stored.CHUNK:  # (most index reads are one chunk: no generator for the rest)
+        chunks = itertools.chain(chunks, stored.get_many(server.engine, ns, rids, stored.CHUNK))
     if stats is not None:
         stats["indexName"] = plan.index["name"]
         stats["keysExamined"] = stats.get("keysExamined", 0) + len(firsts)  # (a merge reads several scans)
-    rest = stored.get_many(server.engine, ns, list(firsts), stored.CHUNK)
-    return _in_scan_order(itertools.chain([first], rest) if first else rest, live, stats, predicate,
-                          lambda view: entry_key(bytes(firsts[view.rid]), view.rid),
+    return _in_scan_order(chunks, live, stats, predicate,
+                          lambda view: entry_key(firsts[view.rid], view.rid),
                           # (no in-memory bucket to place: no key generator and key ranges to make)
                           _index_position(plan, firsts, reads_data, stats) if live else _unplaced,
                           reverse=plan.reverse)
@@ -220,7 +226,7 @@ def _index_position(plan: Any, firsts: dict[bytes, bytes], reads_data: bool,
         rid = clustered_rid(view.id)
         found = firsts.get(rid)
         if found is not None:
-            return entry_key(bytes(found), rid)
+            return entry_key(found, rid)
         try:
             keys = keyer.keys(view.document() if reads_data else view.summary())
         except MongoError:  # keys its stored version would be refused (parallel arrays): after the others
