@@ -62,7 +62,7 @@ import itertools
 import operator
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,10 +115,14 @@ class Cursor:
     facts: Any = None  # tidemark.profiler.ReadFacts of the read this cursor continues
     resume: ResumeTokens | None = None  # a find with $_requestResumeToken: each batch's postBatchResumeToken
     snapshot: bool = False  # its documents were materialised at open: catalog changes spare it
-    # The command that opened it, as the operation registry holds it (mongod's originatingCommand), and
-    # that command's API parameters (``api_parameters``), which every getMore must repeat exactly.
+    # The command that opened it, as the operation registry holds it (mongod's originatingCommand)
     origin: Any = None
-    api: tuple[Any, Any, Any] = (None, None, None)
+
+    @property
+    def api(self) -> tuple[Any, Any, Any]:
+        """The opening command's API parameters (``api_parameters``), which every getMore must repeat
+        exactly: derived from ``origin`` when a getMore asks (most cursors end in their first batch)."""
+        return (None, None, None) if self.origin is None else api_parameters(self.origin)
 
     def scanned_indexes(self) -> set[str]:
         """Names of the indexes the read's plan scans (an index union: each branch's), from ``facts``."""
@@ -367,7 +371,7 @@ class CursorRegistry:
     def open(
         self,
         ns: str,
-        iterator: Iterator[Any],
+        iterator: Iterable[Any],
         *,
         batch_size: int | None = None,
         lsid: Any = None,
@@ -383,9 +387,11 @@ class CursorRegistry:
                 break
         cursor = Cursor(cursor_id, ns, iter(iterator), batch_size, lsid, no_timeout,
                         tailable=tailable, await_data=await_data, snapshot=snapshot)
-        self._cursors[cursor_id] = cursor
+        cursors = self._cursors
+        cursors[cursor_id] = cursor
         self.total_opened += 1
-        self._peak = max(self._peak, len(self._cursors))
+        if len(cursors) > self._peak:
+            self._peak = len(cursors)
         return cursor
 
     def get(self, cursor_id: int) -> Cursor | None:
@@ -662,13 +668,12 @@ async def cursor_reply(
     change kills.
     """
     registry: CursorRegistry = ctx.server.cursors
-    cursor = registry.open(ns, iter(()) if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
+    cursor = registry.open(ns, () if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
                            tailable=tailable, await_data=await_data, snapshot=snapshot)
     cursor.facts = facts
     cursor.resume = resume
     cursor.owner = ctx.conn.principal
     cursor.origin = ctx.op.command
-    cursor.api = api_parameters(cursor.origin)
     limit = batch_size if batch_size is not None else (DEFAULT_FIRST_BATCH if first else None)
     if open_docs is None:
         batch, cursor_id = await registry.next_batch(ctx, cursor, limit)
@@ -679,7 +684,12 @@ async def cursor_reply(
         registry.kill(cursor_id)
         cursor_id = 0
     key = "firstBatch" if first else "nextBatch"
-    return {"cursor": {key: batch, **resume_token_fields(cursor, len(batch)), "id": Int64(cursor_id), "ns": ns}}
+    reply: dict[str, Any] = {key: batch}
+    if resume is not None:  # (a resumable find's token; nothing to work out for the others)
+        reply.update(resume_token_fields(cursor, len(batch)))
+    reply["id"] = Int64(cursor_id)
+    reply["ns"] = ns
+    return {"cursor": reply}
 
 
 def api_parameters(cmd: dict[str, Any]) -> tuple[Any, Any, Any]:
