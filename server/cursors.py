@@ -289,7 +289,17 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     n = len(batch)
     k = len(docs) if end < 0 else min(len(docs), end - n)
     tick(k)
-    sizes = run.sizes if run.sizes is not None else np.fromiter(map(len, docs), np.int64, len(docs))
+    # the k documents all fit when the last one does (the fit test below only grows with j): the usual
+    # stretch — a batch full by count, or the run's end — is summed, not counted element by element (a
+    # few NumPy array operations cost more than a short run's whole batch)
+    sizes = run.sizes
+    taken = docs if k == len(docs) else docs[:k]
+    whole = size + (sum(map(len, taken)) if sizes is None else int(np.add.reduce(sizes[:k]))) + _heads_bytes(n, n + k)
+    if k and whole - _heads_bytes(n + k - 1, n + k) <= MAX_BATCH_BYTES:
+        batch += taken
+        return (None if taken is docs else EncodedRun(docs[k:], None if sizes is None else sizes[k:])), whole
+    if sizes is None:
+        sizes = np.fromiter(map(len, docs), np.int64, len(docs))
     # each element's head: type, index key, NUL
     heads = _HEADS[n:n + k] if n + k <= len(_HEADS) else 3 + np.searchsorted(_TENS, np.arange(n, n + k), side="right")
     # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its
@@ -304,6 +314,16 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
         return None, int(ends[-1])
     batch += docs[:k]
     return EncodedRun(docs[k:], sizes[k:]), int(ends[k - 1]) if k else size
+
+
+def _heads_bytes(start: int, stop: int) -> int:
+    """The bytes of the heads (type, index key, NUL) of the array elements ``start``..``stop - 1``."""
+    total = 3 * (stop - start)  # type, NUL, the first digit
+    wider = 10
+    while wider < stop:  # the indexes from ``wider`` on have one more digit
+        total += stop - (wider if wider > start else start)
+        wider *= 10
+    return total
 
 
 _TENS = 10 ** np.arange(1, 19, dtype=np.int64)  # an index past each is one digit wider
