@@ -15,6 +15,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
+class _ThreadReads(threading.local):
+    """A thread's place in the gate: its open reads' nesting depth and the epoch its outermost one began
+    in (class defaults: a thread's first look needs no ``getattr`` with a default)."""
+
+    depth = 0
+    epoch = 0
+
+
 class ReadGate:
     """Counts open read transactions (in total and by the epoch they began in) so the writer can
     act when there are none, or none older than an epoch. Re-entrant per thread (a thread inside a
@@ -27,32 +35,36 @@ class ReadGate:
         self._cond = threading.Condition(self._lock)
         self._active = 0
         self._exclusive = False
-        self._local = threading.local()
+        self._local = _ThreadReads()
         self._epoch = 0
         self._by_epoch: dict[int, int] = {}  # epoch -> its open outermost reads (no zero counts)
         self._wanted: int | None = None  # an if_drained refused for this epoch: on_idle when drained
         self._on_idle = on_idle  # called by the leaving reader's thread, no lock held
 
     def enter(self) -> None:
-        depth = getattr(self._local, "depth", 0)
+        depth = self._local.depth
         with self._lock:
             while self._exclusive and depth == 0:
                 self._cond.wait()
             self._active += 1
             if depth == 0:
                 epoch = self._epoch
-                self._by_epoch[epoch] = self._by_epoch.get(epoch, 0) + 1
+                by_epoch = self._by_epoch
+                if epoch in by_epoch:
+                    by_epoch[epoch] += 1
+                else:
+                    by_epoch[epoch] = 1
         if depth == 0:
             self._local.epoch = epoch
         self._local.depth = depth + 1
 
     def held(self) -> bool:
         """This thread is inside a read transaction (the thread pool's scheduler never parks it then)."""
-        return getattr(self._local, "depth", 0) > 0
+        return self._local.depth > 0
 
     def epoch(self) -> int | None:
         """The epoch this thread's open read began in; None outside a read."""
-        return self._local.epoch if getattr(self._local, "depth", 0) else None
+        return self._local.epoch if self._local.depth else None
 
     def leave(self) -> None:
         depth = self._local.depth - 1
