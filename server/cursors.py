@@ -83,6 +83,7 @@ DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
 MAX_BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024
 _NOTHING = object()
+_NO_DOCS: Iterator[Any] = iter(())  # a cursor's iterator before its read is opened (exhausted: shareable)
 TICK_STRETCH = 16  # documents a batch draws per interruption tick (tidemark.query.interrupt.tick)
 # Cursor ids: a pseudo-random generator seeded from the OS once (as mongod seeds its cursor-id
 # PseudoRandom from SecureRandom), not an os.urandom read per cursor (~25 us of every read command).
@@ -644,11 +645,11 @@ def _open_and_fill(cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]], lim
     before a second hand-off to the pool when the two were separate jobs. Restartable: a run
     stopped part-way (an inline run moved to the pool) left an opened iterator and perhaps a
     held-back document, which the next run closes and forgets first."""
-    if cursor.pending is not _NOTHING or cursor.facts is not None or hasattr(cursor.iterator, "close"):
+    if cursor.pending is not _NOTHING or cursor.facts is not None or cursor.iterator is not _NO_DOCS:
         cursor.pending = _NOTHING
         cursor.facts = None
         cursor.close()
-        cursor.iterator = iter(())
+        cursor.iterator = _NO_DOCS
     try:
         docs, cursor.facts = open_docs()
     except Exception as exc:  # noqa: BLE001 - raised again on the loop, after the cursor is taken back
@@ -688,7 +689,7 @@ async def cursor_reply(
     change kills.
     """
     registry: CursorRegistry = ctx.server.cursors
-    cursor = registry.open(ns, () if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
+    cursor = registry.open(ns, _NO_DOCS if iterator is None else iterator, lsid=ctx.lsid, no_timeout=no_timeout,
                            tailable=tailable, await_data=await_data, snapshot=snapshot)
     cursor.facts = facts
     cursor.resume = resume
