@@ -187,10 +187,12 @@ def index_buckets(server: Any, ns: str, plan: Any, stats: dict[str, Any] | None 
     with server.engine.read() as r:
         info = r.get_collection(ns)
         if info is not None:
+            # (one reader for every interval: a $in of n series is n point intervals, each scan of its own
+            # looked the index's handle, layout and compact keys up again)
+            reader = r.index_reader(info, plan.index["name"])
             for interval in (reversed(plan.intervals) if plan.reverse else plan.intervals):
-                for key, rid in r.index_scan(info, plan.index["name"], interval.lo, interval.hi,
-                                             lo_inclusive=interval.lo_incl, hi_inclusive=interval.hi_incl,
-                                             reverse=plan.reverse):
+                for key, rid in reader.scan(interval.lo, interval.hi, lo_inclusive=interval.lo_incl,
+                                            hi_inclusive=interval.hi_incl, reverse=plan.reverse):
                     firsts.setdefault(rid, key)  # (bytes: a read view's values are copies)
             rids = list(firsts)
             first = stored.read_many(r, info, ns, rids[:stored.CHUNK])
