@@ -163,9 +163,14 @@ def encode_reply(reply: Any) -> bytes:
     elements[1::2] = docs
     body = b"".join(elements)
     grown = len(body)
-    # where the cursor document starts (after its element's type and name), and its array's size
-    at_cursor = (4 if next(iter(reply)) == "cursor" and "_id" not in reply else _offset(reply, "cursor", top=True)) + 8
-    at_array = at_cursor + (4 if next(iter(cursor)) == key else _offset(cursor, key, top=False)) + 2 + len(key)
+    # where the cursor document starts (after its element's type and name), and its array's size (each
+    # document's first key read by a loop that stops at once: next(iter()) would be two calls)
+    for first in reply:  # noqa: B007
+        break
+    at_cursor = (4 if first == "cursor" and "_id" not in reply else _offset(reply, "cursor", top=True)) + 8
+    for first in cursor:  # noqa: B007
+        break
+    at_array = at_cursor + (4 if first == key else _offset(cursor, key, top=False)) + 2 + len(key)
     if data[at_array:at_array + 5] != b"\x05\x00\x00\x00\x00":  # (by construction it is)
         raise AssertionError("cursor batch not where it was encoded")
     cursor_size = int.from_bytes(data[at_cursor:at_cursor + 4], "little") + grown

@@ -84,11 +84,15 @@ def frame_length(buf: bytes | bytearray | memoryview, offset: int = 0) -> int | 
     return length
 
 
+# A named tuple made from its fields' tuple in one C call (``_make`` is a Python call around this).
+_new_header = tuple.__new__
+
+
 def parse_header(message: bytes | bytearray | memoryview) -> MsgHeader:
     """The header of one complete frame (``len(message)`` must equal its declared length)."""
     if len(message) < HEADER_SIZE:
         raise ParseError(ErrorCode.ProtocolError, "Message is shorter than its 16-byte header", fatal=True)
-    header = MsgHeader._make(HEADER.unpack_from(message, 0))
+    header = _new_header(MsgHeader, HEADER.unpack_from(message, 0))
     if header.length != len(message):
         raise ParseError(
             ErrorCode.ProtocolError,

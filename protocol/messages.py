@@ -102,6 +102,9 @@ class OpGetMore(NamedTuple):
 
 
 Request = OpMsg | OpQuery | OpGetMore
+# A request built from its fields' tuple in one C call (a named tuple's ``__new__`` is a Python
+# function around this, and every command pays for its request's construction).
+_new_request = tuple.__new__
 
 
 _NO_OFFSETS = np.zeros(0, np.int64)
@@ -450,7 +453,7 @@ def _parse_sections(
     if not sequences:
         if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
             raise _checksum_mismatch()
-        return OpMsg(rid, flags, body, (), None, repeated)
+        return _new_request(OpMsg, (rid, flags, body, (), None, repeated))
     for identifier, _ in sequences:
         if _in_body(body, identifier):
             raise ParseError(
@@ -564,12 +567,15 @@ def decode_message(message: bytes | bytearray) -> Request:
     return request
 
 
+# The flags and the kind-0 section byte of a reply without flags (every reply but an exhaust stream's)
+_NO_FLAGS_BODY = UINT32.pack(0) + b"\x00"
+
+
 def encode_op_msg(document: bytes, request_id: int, response_to: int, flags: int = 0) -> bytes:
     """A reply frame: header, ``flags``, one kind-0 section holding the BSON ``document``."""
     length = HEADER_SIZE + 4 + 1 + len(document)
-    return b"".join(
-        (HEADER.pack(length, request_id, response_to, OpCode.OP_MSG), UINT32.pack(flags), b"\x00", document)
-    )
+    return b"".join((HEADER.pack(length, request_id, response_to, OpCode.OP_MSG),
+                     UINT32.pack(flags) + b"\x00" if flags else _NO_FLAGS_BODY, document))
 
 
 def encode_op_msg_request(

@@ -478,23 +478,24 @@ class CommandContext:
         size — the same query with other values, e.g. another time window, is most often the same
         size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one budget,
         now and then)."""
-        self.check_deadline()
+        op = self.op
+        op.check()  # (check_deadline's check, without its call: every read passes here)
         server = self.server
         budget = server.params["tidemarkInlineReadMicros"]
         if not budget or self.request_bytes >= INLINE_REQUEST_BYTES:
-            return await run_in_pool(server, self.op, fn, *args)
+            return await run_in_pool(server, op, fn, *args)
         scheduler = server.scheduler
-        kind = (self.command_name, self.op.ns, self.request_bytes)
+        kind = (self.command_name, op.ns, self.request_bytes)
         seconds = budget / 1_000_000
         if scheduler.inline_allowed(kind):
-            call = functools.partial(interrupt.running, self.op, functools.partial(fn, *args))
+            call = functools.partial(interrupt.running, op, functools.partial(fn, *args))
             with held(server.index_usage) as accesses:
                 try:
                     return scheduler.run_inline(call, seconds, kind)
                 except MoveToPool:
                     accesses.clear()  # the pool's run counts them
-            self.check_deadline()  # (past maxTimeMS already: 50 now, as the pool's first check would)
-        return await run_in_pool(server, self.op, scheduler.measured, kind, seconds, fn, *args)
+            op.check()  # (past maxTimeMS already: 50 now, as the pool's first check would)
+        return await run_in_pool(server, op, scheduler.measured, kind, seconds, fn, *args)
 
     @property
     def facts(self) -> Any:

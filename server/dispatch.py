@@ -67,7 +67,7 @@ from tidemark.fsync_lock import WRITE_COMMANDS, is_write
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import interrupt
 from tidemark.query.expr_base import type_name
-from tidemark.session_cache import attaches_session, check_session_fields
+from tidemark.session_cache import check_session_fields
 from tidemark.storage.errors import OutOfDiskSpace, StorageError, is_out_of_space
 
 FAMILIES = (
@@ -150,6 +150,11 @@ def _with_sequences(spec: CommandSpec, cmd: dict[str, Any], sequence_ids: tuple[
     return {key: value for key, value in cmd.items() if key not in sequence_ids}
 
 
+# Database names check_db_name accepted (a command's $db: a handful per server), bounded.
+_VALID_DBS: set[str] = set()
+_VALID_DBS_MAX = 1024
+
+
 def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     value = cmd.get("maxTimeMS")
     if value is None:
@@ -219,9 +224,12 @@ class Dispatcher:
         # profiling as it stood when the command began (mongod's CurOp keeps the level it entered with):
         # the profile command that turns it off is still profiled
         watching_at_start = self.server.profiler.watching
-        name = next(iter(cmd), "") if cmd else ""
+        name = ""
+        for name in cmd:  # noqa: B007 - the first field's name (a loop that stops at once: two calls fewer than next(iter()))
+            break
         spec = self.table.get(name)
         ctx = None
+        db = None
         try:
             # mongod's order: $db, the command, the API parameters' parse of the body (ExecCommandDatabase::
             # _parseCommand's first step, before any authorization: a client that has not authenticated
@@ -253,9 +261,14 @@ class Dispatcher:
             lsid = cmd.get("lsid")
             if lsid is not None and enforcing:
                 check_session_claim(self.server, conn, spec.name, cmd)  # 13 for another user's uid
-            if lsid is not None and attaches_session(spec.name, conn, access):
-                self.server.sessions.vivify(lsid, conn)  # 261 TooManyLogicalSessions when the cache is full
-            check_db_name(db, dollar=True)
+            if lsid is not None:
+                # 261 TooManyLogicalSessions when the cache is full
+                self.server.sessions.vivify(lsid, conn, spec.name, access)
+            if db not in _VALID_DBS:  # (check_db_name is pure: a name that passed it once passes it again)
+                check_db_name(db, dollar=True)
+                if len(_VALID_DBS) >= _VALID_DBS_MAX:
+                    _VALID_DBS.clear()
+                _VALID_DBS.add(db)
             if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}  # (mongod answers help before checkAuthorization)
             if enforcing:
@@ -274,14 +287,14 @@ class Dispatcher:
                                          "MongoClient's API version")
             op = self.server.operations.start(
                 conn, spec.name, cmd, _op_namespace(db, name, cmd),
-                started + max_time_ms / 1000 if max_time_ms else None,
+                started + max_time_ms / 1000 if max_time_ms else None, started,
             )
             token = interrupt.bind(op)
             try:
                 if failpoints.active:
                     op.time_out_now = failpoints.time_out_now()
                     await _inject_failure(failpoints, spec, cmd, conn, op)
-                ctx = CommandContext(self.server, conn, db, spec.name, lsid=cmd.get("lsid"), op=op,
+                ctx = CommandContext(self.server, conn, db, spec.name, lsid=lsid, op=op,
                                      request_bytes=request_bytes, sequence_ids=sequence_ids)
                 if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
                     log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
@@ -313,14 +326,15 @@ class Dispatcher:
             log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
                       command=spec.name if spec else name, ok=reply.get("ok"),
                       durationMillis=int(elapsed * 1000))
-        target_db = cmd.get("$db")
+        # (the $db the checks read, when they got that far)
+        target_db = db if db is not None else cmd.get("$db")
+        facts = ctx._facts if ctx is not None else None
         if spec is None:
             server.top.record_unknown(elapsed)
         elif type(target_db) is str:
             server.top.record(spec.name, cmd, target_db, elapsed)
-            server.document_metrics.record(spec.name, reply, ctx.facts if ctx is not None else None)
+            server.document_metrics.record(spec.name, reply, facts)
         if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and type(target_db) is str:
-            facts = ctx.facts if ctx is not None else None
             await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)
         counts = server.command_counts.get(spec.name if spec is not None else "<UNKNOWN>")

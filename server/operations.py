@@ -58,13 +58,14 @@ class Operation:
                  "global_lock", "time_out_now", "facts", "params")
 
     def __init__(self, opid: int, conn: Any, command_name: str, command: dict, ns: str,
-                 deadline: float | None, params: Any = None):
+                 deadline: float | None, params: Any = None, started: float | None = None):
         self.opid = opid
         self.conn = conn  # tidemark.context.ConnectionInfo
         self.command_name = command_name
         self.command = command
         self.ns = ns
-        self.started = time.monotonic()
+        # monotonic seconds: when dispatch took the command (its clock reading), else now
+        self.started = time.monotonic() if started is None else started
         self.deadline = deadline  # monotonic seconds, or None (maxTimeMS; TimeBudget may narrow it)
         self.killed = 0  # the error code to raise at the next check, 0 while alive
         self.ticks = TICKS_PER_CHECK
@@ -223,8 +224,9 @@ class OperationRegistry:
         return len(self._ops)
 
     def start(self, conn: Any, command_name: str, command: dict, ns: str,
-              deadline: float | None) -> Operation:
-        op = Operation(next(self._opids), conn, command_name, command, ns, deadline, self.params)
+              deadline: float | None, started: float | None = None) -> Operation:
+        """Register a running command (``started``: its monotonic start, when the caller has read it)."""
+        op = Operation(next(self._opids), conn, command_name, command, ns, deadline, self.params, started)
         if self.shutting_down:
             op.kill(ErrorCode.InterruptedAtShutdown)
         self._ops[op.opid] = op

@@ -178,18 +178,23 @@ class DocumentMetrics:
     def record(self, name: str, reply: dict, facts: ReadFacts | list[ReadFacts] | None) -> None:
         cursor = reply.get("cursor")
         if type(cursor) is dict:
-            batch = cursor.get("firstBatch", cursor.get("nextBatch"))
-            if batch:
+            batch = cursor.get("firstBatch")
+            if batch is None:
+                batch = cursor.get("nextBatch")
+            if batch is not None:  # (a list or an EncodedBatch: its length, empty or not)
                 self.returned += len(batch)
         if isinstance(facts, list):  # an update / delete: each statement is an operation of its own
             for statement in facts:
                 self._add(statement, statement.writes or {})
         elif facts is not None:
-            self._add(facts, facts.writes if facts.writes is not None else _reply_counts(name, reply))
-        elif name in ("insert", "update", "delete"):
+            writes = facts.writes
+            if writes is None and name in _WRITE_NAMES:  # (a read's reply holds no write counts)
+                writes = _reply_counts(name, reply)
+            self._add(facts, writes)
+        elif name in _WRITE_NAMES:
             self._add(None, _reply_counts(name, reply))
 
-    def _add(self, facts: ReadFacts | None, writes: dict[str, int]) -> None:
+    def _add(self, facts: ReadFacts | None, writes: dict[str, int] | None) -> None:
         if writes:
             self.inserted += writes.get("ninserted", 0)
             self.updated += writes.get("nMatched", 0)
@@ -504,6 +509,9 @@ def _shows_key_counts(facts: ReadFacts | None, writes: dict[str, int]) -> bool:
     if writes.get("keysInserted") or writes.get("keysDeleted") or facts is None or facts.touches_indexes is None:
         return True
     return facts.touches_indexes()
+
+
+_WRITE_NAMES = frozenset({"insert", "update", "delete"})  # the commands _reply_counts reads counts of
 
 
 def _reply_counts(name: str, reply: dict) -> dict[str, int]:

@@ -60,8 +60,12 @@ def attaches_session(command_name: str, conn: Any, auth: Any) -> bool:
     initializeOperationSessionInfo): not for the kill commands; under access control (``auth``: the
     AuthManager), not for a connection without a user (no uid to give the session; the localhost
     exception too)."""
-    return command_name not in SESSIONLESS_COMMANDS and (
-        conn.principal is not None or auth is None or not auth.enabled)
+    return _attaches(command_name, conn.principal, auth)
+
+
+def _attaches(command_name: str, principal: Any, auth: Any) -> bool:
+    """:func:`attaches_session` for a connection authenticated as ``principal`` (None: nobody)."""
+    return command_name not in SESSIONLESS_COMMANDS and (principal is not None or auth is None or not auth.enabled)
 
 
 NOT_A_REPLICA_SET = "Transaction numbers are only allowed on a replica set member or mongos"
@@ -133,13 +137,18 @@ class SessionCache:
     def __len__(self) -> int:
         return len(self._active)
 
-    def vivify(self, lsid: Any, conn: Any = None) -> None:
+    def vivify(self, lsid: Any, conn: Any = None, command_name: str = "", auth: Any = None) -> None:
         """A command of ``conn`` used the session ``lsid``: record its use, or raise 261 when it is new
-        and the cache is full (mongod's LogicalSessionCacheImpl::vivify)."""
+        and the cache is full (mongod's LogicalSessionCacheImpl::vivify). Given the command's name
+        and the AuthManager (``auth``: dispatch gives them), only when the lsid names a session the
+        command uses (:func:`attaches_session`: the connection's principal read once for both)."""
+        principal = getattr(conn, "principal", None)
+        if not _attaches(command_name, principal, auth):
+            return
         session_id = lsid.get("id") if isinstance(lsid, dict) else None
         if session_id is None:
             return
-        key = (session_id, getattr(conn, "principal", None))
+        key = (session_id, principal)
         active = self._active
         # One hash of the key while there is room (a uuid.UUID hashes in Python: every command of a
         # driver carries an lsid); a full cache first checks whether the key is new.
