@@ -69,8 +69,8 @@ escapes (a plain argument of ``\\p{..}``, ``\\N{..}``, ``\\g<..>`` is part of th
 non-letter and ``\\g'..'`` are literals for the engine), character classes (``[]a]`` and ``[^]a]`` hold
 a literal ``]``, POSIX ``[:alpha:]`` inside; ``[.a.]``/``[=a=]`` refused as PCRE does: "POSIX collating
 elements are not supported"), ``(?#...)`` comments, option settings ``(?x)``, ``(?-x)``, ``(?x:...)``
-(scoped to the enclosing group; a quantifier after ``(?i)`` repeats the item before it, as the
-engine reads it) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2 does
+(scoped to the enclosing group; a quantifier after ``(?i)``, as after a simple assertion, is PCRE2's
+"quantifier does not follow a repeatable item", which the engine would read as repeating the item before) and, with ``x``, whitespace and ``#`` comments. An inline option letter PCRE2 does
 not know (``regex``'s ``(?V1)``, ``(?f)``, ``(?r)``...) is refused as PCRE refuses it: "unrecognized
 character after (? or (?-".
 
@@ -97,6 +97,13 @@ TOO_DEEP = "parentheses are too deeply nested"
 TOO_LARGE = "regular expression is too large"
 BAD_OPTION = "unrecognized character after (? or (?-"
 COLLATING = "POSIX collating elements are not supported"
+NOT_REPEATABLE = "quantifier does not follow a repeatable item"
+# ``_Frame.last`` after an item PCRE2 does not repeat: an option setting ``(?i)``, a simple assertion (``^``
+# ``$`` ``\\b`` ``\\B`` ``\\A`` ``\\z`` ``\\Z`` ``\\G`` ``\\K``). A quantifier there is PCRE2's error 109; the
+# engine would repeat the item before it instead (``/^a(?i)*/`` matched "b", and its index bounds from the
+# literal prefix "a" missed it).
+_UNREPEATABLE = -1
+_ASSERTION_ESCAPES = frozenset("bBAzZGK")
 
 GROUP_WEIGHT = 2
 QUANTIFIER_WEIGHT = 2
@@ -457,6 +464,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
         last = frame.last
         if last is None:  # nothing to repeat: the engine reports it
             return
+        if last == _UNREPEATABLE:
+            raise PatternRefused(NOT_REPEATABLE)
         weight = last * (factor + 1) + QUANTIFIER_WEIGHT  # the item, and its copies
         frame.current += weight - last
         frame.last = weight  # a further quantifier repeats this one
@@ -565,6 +574,11 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 emit(i + 2, f"(?={newline}?\\z)" if len(newline) == 2 else f"(?=(?:{newline})?\\z)")
                 i += 2
                 add(END_WEIGHT if len(newline) == 2 else LOOKAROUND_WEIGHT)
+                frame.last = _UNREPEATABLE
+                continue
+            if escaped == "E":  # a stray \E is nothing: a quantifier after it applies to the item before
+                emit(i + 2, "")
+                i += 2
                 continue
             if escaped not in _ZERO_WIDTH_ESCAPES:
                 break_run(i, 1, _escape_end(pattern, i))
@@ -577,6 +591,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 emit(i + 2, "(?>\\r\\n|[\\r\\n])")
             i = _escape_end(pattern, i)
             add(EXPANDING_ESCAPE_WEIGHT if escaped in ("R", "X") else 1)
+            if escaped in _ASSERTION_ESCAPES:
+                frame.last = _UNREPEATABLE
         elif ch == "[":
             end, members, rewrite, ascii_only = _class_end(pattern, i, None, dialect)
             break_run(i, 1, end)
@@ -608,8 +624,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
                 on = _options(m.group(1), frame)
                 i = m.end()
                 if m.group(2) == ")":  # (?x): the rest of the enclosing group
-                    # a quantifier after it repeats the item before (the engine's reading)
                     frame.extended, frame.multiline, frame.dotall = on
+                    frame.last = _UNREPEATABLE
                     continue
                 frame = _Frame(*on)
             else:
@@ -678,10 +694,12 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
             emit(i + 1, f"(?:\\A|{after}(?!\\z))")  # not after a newline that ends the subject
             i += 1
             add(LOOKAROUND_WEIGHT)
+            frame.last = _UNREPEATABLE
         elif ch == "$" and after is not None:
             emit(i + 1, f"(?={newline}|\\z)" if frame.multiline else f"(?=(?:{newline})?\\z)")
             i += 1
             add(LOOKAROUND_WEIGHT)
+            frame.last = _UNREPEATABLE
         else:
             m = (_PLAIN_EXTENDED if frame.extended else _PLAIN).match(pattern, i)
             end = m.end() if m is not None else i + 1
@@ -690,6 +708,8 @@ def scan(pattern: str, extended: bool = False, dialect: Dialect | None = None) -
             frame.current += end - i - 1
             i = end
             add(1)  # a following quantifier repeats the last character
+            if ch in "^$":
+                frame.last = _UNREPEATABLE
     total = 0
     for open_frame in reversed(stack):  # unclosed groups (the engine reports them) still weigh
         total = open_frame.done + open_frame.current + total

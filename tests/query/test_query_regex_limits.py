@@ -132,10 +132,33 @@ def test_escapes_the_engine_reads_differently_are_scanned_as_it_reads_them(patte
     assert refusal(big) == TOO_BIG
 
 
-def test_a_quantifier_after_an_option_setting_repeats_the_item_before_it():
-    assert scan("a(?i){65535}").weight > 65535  # the engine repeats the a
-    assert refusal("(?:a{60000}(?-x){60000})") == TOO_LARGE
+# PCRE2 10.42's verdicts (pcre2test, Debian's pcre2-utils): a quantifier after an option setting, a simple
+# assertion or a backtracking verb is error 109; comments, empty quotes, a stray \E and x-mode whitespace
+# between leave the item before them quantified. The engine alone repeated that item instead: /^a(?i)*/
+# matched "b" while its index bounds, read from the literal prefix "a", left "b" out.
+_NOT_REPEATABLE = ["a(?i)*", "(?i)*a", "a(?i)?", "a(?i){2}", "a(?-i)+", "a(?im)*", "a(?x)*",
+                   "^*a", "$*a", "a^*", "a$?", "[a]^*", "a{0}^*", "\\b*a", "\\A*a", "a\\B*", "a\\z*", "a\\G*",
+                   "a\\K*", "a\\Z*", "a\\b{2}", "a\\b+?", "a\\A{0}", "a(?i)(?#c)*", "a(?i)\\Q\\E*", "a(?i)\\E*"]
+_REPEATABLE = ["a(?:)*", "a(?#c)*", "a(?=b)*", "a*+", "a++", "a\\Q\\E*", "(?i:a)*", "a\\E*", "a(?i:b)*",
+               "a\\bc*", "^a*", "(?i)a*", "a(?i)b*"]
+
+
+def test_a_quantifier_after_an_unrepeatable_item_is_refused_as_pcre2_refuses_it():
+    for pattern in _NOT_REPEATABLE:
+        assert refusal(pattern) == "quantifier does not follow a repeatable item", pattern
+    for pattern in _REPEATABLE:
+        assert refusal(pattern) is None, pattern
+    assert refusal("a(?i) *", extended=True) == "quantifier does not follow a repeatable item"
+    # the counts are read first, as PCRE2 reads them
     assert refusal("a(?#c)(?i){65536}") == TOO_BIG
+    assert refusal("a(?i){5,3}") == "numbers out of order in {} quantifier"
+    assert refusal("(?:a{60000}(?-x){60000})") == "quantifier does not follow a repeatable item"
+
+
+def test_a_stray_quote_end_is_nothing_to_the_engine():
+    compiled = match_regex.compile_regex("^a\\E*$")
+    assert [s for s in ["", "a", "aa", "aE", "aEE"] if match_regex.matches(compiled, s)] == ["", "a", "aa"]
+    assert match_regex.matches(match_regex.compile_regex("^a\\Eb$"), "ab")
 
 
 def test_g_braced_back_references_are_spelled_for_the_engine():
