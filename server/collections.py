@@ -339,9 +339,11 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
                raw_ok: bool = False, nested: bool = False) -> tuple[ReadResult, Any]:
     """``open_read``'s work; also the collation the read runs with."""
     engine = server.engine
-    if target is None or not target.followed or (target.db, target.name) != (db, name) or collection_uuid:
+    if target is None or not target.followed or (target.db, target.name) != (db, name):
+        target = namespace.resolve(engine, db, name, collection_uuid=collection_uuid)
+    elif collection_uuid:
         with engine.read() as r:
-            target = namespace.lookup_once(r, db, name, target, collection_uuid=collection_uuid)
+            namespace.check_collection_uuid(r, target, collection_uuid)
     resolved = target
     if resolved.kind == namespace.VIEW and pipeline \
             and isinstance(pipeline[0], dict) and "$collStats" in pipeline[0]:

@@ -71,7 +71,7 @@ class _Group:
     """State of one group transaction shared by its WriteTxns."""
 
     __slots__ = ("handles", "sizes", "changed", "map_full", "txn_full", "needs_isolation", "buried",
-                 "storage_failed")
+                 "storage_failed", "catalog")
 
     def __init__(self) -> None:
         self.handles: dict[bytes, Handle] = {}
@@ -81,6 +81,8 @@ class _Group:
         self.txn_full = False  # too many dirty pages for one transaction: split the group
         self.needs_isolation = False  # a fn raised on the fast path: rerun with nested txns
         self.buried = False
+        # a fn wrote the catalog or a ``system.views`` record (may over-report: a rolled-back one counts)
+        self.catalog = False
         # (future, error) of a fn that hit an LMDB/OS failure on the fast path (e.g. ENOSPC): it is not
         # run again, the rest of the group is (the parent transaction may be unusable after it)
         self.storage_failed: tuple[concurrent.futures.Future[Any], Exception] | None = None
@@ -109,6 +111,7 @@ class _ReadContext:
 
     def __enter__(self) -> ReadView:
         engine = self._engine
+        generation = engine.catalog_generation  # (before the begin: see Engine.catalog_generation)
         engine._gate.enter()
         try:
             while True:
@@ -127,8 +130,9 @@ class _ReadContext:
         except BaseException:
             engine._gate.leave()
             raise
-        self._view = ReadView(engine, self._txn, {})
-        return self._view
+        self._view = view = ReadView(engine, self._txn, {})
+        view.catalog_generation = generation
+        return view
 
     def __exit__(self, *exc: object) -> None:
         txn = self._txn
@@ -180,6 +184,14 @@ class Engine:
         self._resolved_cache: dict[bytes, tuple[Handle, IndexHandles]] = {}
         self._long_keys_cache: dict[str, LongKeys] = {}  # ident -> its LongKeys (no transaction held)
         self._jseq_cache: dict[bytes, int] = {}
+        # Bumped by the writer after each commit that wrote the catalog (a collection created, dropped or
+        # renamed, its options, its indexes and their flags) or a ``system.views`` record, before that
+        # commit's writes are answered. A read transaction begun after reading generation g sees every
+        # such commit counted in g (ReadView.catalog_generation), so what was derived from the catalog
+        # and the views in a snapshot that carried g is still what the catalog says while the generation
+        # is g (a commit not counted yet is already visible: it may be in that snapshot or not — either
+        # state was current at some instant). Readers compare it without opening a transaction.
+        self.catalog_generation = 0
         self._maybe_graveyard = False
         self.faults = CommitFaults()  # injected commit failures (tests): storage/faults.py
         self.stats = {"commits": 0, "writes": 0, "max_group": 0, "retries": 0, "isolated_reruns": 0,
@@ -520,6 +532,8 @@ class Engine:
                 for _, fut in live:
                     fut.set_exception(error)
                 return
+        if group.catalog:  # (committed; before the replies: a command sent after a DDL's reply sees it)
+            self.catalog_generation += 1
         self._maybe_graveyard = self._maybe_graveyard or group.buried
         if group.buried:  # before the replies: a read begun once the drop is answered cannot reach it
             self._mark_dying(self._graveyard())

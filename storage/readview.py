@@ -53,6 +53,10 @@ def flush_sizes(txn: Txn, meta_db: Handle, sizes: dict[str, int]) -> None:
 class ReadView:
     """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
 
+    # ``engine.read()``'s views: the engine's catalog generation read before the transaction began (the
+    # snapshot holds every catalog change it counts: Engine.catalog_generation); -1 for a write transaction
+    catalog_generation: int = -1
+
     def __init__(self, engine: Engine, txn: Txn, stores: dict[str, tuple[Handle, LongKeys]] | None = None) -> None:
         self._engine = engine
         self._txn = txn

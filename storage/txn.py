@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 
 _NEXT_IDENT = b"next_ident"
 GRAVEYARD = b"graveyard"  # meta key: NUL-separated sub-db names to delete at next open
+# the collections whose records are view definitions: a write of one counts as a catalog change
+# (Engine.catalog_generation), as mongod's durable view catalog is part of its catalog
+_VIEWS_SUFFIX = ".system.views"
 
 # index name -> (handle, unique, split layout, its long keys)
 IndexHandles = dict[str, tuple[Handle, bool, bool, LongKeys]]
@@ -189,6 +192,7 @@ class WriteTxn(ReadView):
     def _put_entry(self, fields: dict[str, Any]) -> CollectionInfo:
         raw = catalog.encode_entry(fields)
         self._txn.put(fields["ns"].encode(), raw, db=self._engine._catalog_db)
+        self._group.catalog = True
         self._verified.clear()
         return catalog.decode_entry(raw)
 
@@ -223,6 +227,8 @@ class WriteTxn(ReadView):
                     cache.clear()
                 cache[raw] = handles  # same catalog bytes -> same idents -> same handles
         resolved = _Resolved(info, current, handles[0], handles[1])
+        if current.ns.endswith(_VIEWS_SUFFIX):  # view definitions: part of the catalog generation
+            self._group.catalog = True
         self._verified[id(info)] = resolved
         return resolved
 
@@ -273,6 +279,7 @@ class WriteTxn(ReadView):
             for level in self._sizes:
                 level.pop(info.ident, None)
             self._txn.delete(ns.encode(), db=self._engine._catalog_db)
+            self._group.catalog = True
             self._verified.clear()
 
     @_guard

@@ -187,26 +187,34 @@ def lookup(r: Any, db: str, name: str, *, follow: bool = True, collection_uuid: 
     return resolved
 
 
-# (db, name, follow) -> (snapshot key, resolution): a resolution read in a read view is reused by
-# every later lookup in a view of the same snapshot (same engine, same LMDB transaction id: every
-# commit, a DDL or any other write, advances it, so nothing can have changed). Write transactions
-# never use it (their pending changes are their own). The Namespace is shared: read-only.
-_RESOLVED: dict[tuple[str, str, bool], tuple[Any, Namespace]] = {}
+# (db, name, follow) -> (engine, catalog generation, snapshot id, resolution), from the read view it was
+# read in. Two ways to reuse it, both without reading anything again:
+# - a lookup in a read view of the same snapshot (same engine, same LMDB transaction id: every commit
+#   advances it, so nothing can differ) — the view's own reads and the resolution agree exactly;
+# - ``resolve`` (no read view of its own) while the engine's catalog generation is the one the view
+#   carried: no commit has changed the catalog or a view definition since (storage: Engine.
+#   catalog_generation), so the resolution is what the catalog says at this instant — as one read
+#   transaction of its own would have said (a DDL committing meanwhile is ordered before or after).
+# Write transactions never use it (their pending changes are their own). The Namespace is shared:
+# read-only.
+_RESOLVED: dict[tuple[str, str, bool], tuple[Any, int, int, Namespace]] = {}
 _RESOLVED_MAX = 1024
 
 
 def _lookup(r: Any, db: str, name: str, follow: bool) -> Namespace:
     if type(r) is not ReadView:
         return _resolve(r, db, name, follow)
-    snapshot = r.snapshot_key()
+    engine, snapshot = r.snapshot_key()
     key = (db, name, follow)
     hit = _RESOLVED.get(key)
-    if hit is not None and hit[0][0] is snapshot[0] and hit[0][1] == snapshot[1]:
-        return hit[1]
+    if hit is not None and hit[0] is engine and hit[2] == snapshot:
+        if hit[1] < r.catalog_generation:  # the same state, known current at a later generation
+            _RESOLVED[key] = (engine, r.catalog_generation, snapshot, hit[3])
+        return hit[3]
     resolved = _resolve(r, db, name, follow)
     if len(_RESOLVED) >= _RESOLVED_MAX:
         _RESOLVED.clear()
-    _RESOLVED[key] = (snapshot, resolved)
+    _RESOLVED[key] = (engine, r.catalog_generation, snapshot, resolved)
     return resolved
 
 
@@ -291,7 +299,16 @@ def _combined(chain: list[dict]) -> list[dict]:
 
 
 def resolve(engine: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None) -> Namespace:
-    """``lookup`` in its own short read transaction."""
+    """``lookup`` in its own short read transaction — none while the catalog generation is the one the
+    last resolution of ``db.name`` was read at (see ``_RESOLVED``); the interruption check a read
+    transaction makes (``engine.interrupt_check``: killOp, maxTimeMS) runs either way."""
+    if collection_uuid is None:
+        hit = _RESOLVED.get((db, name, follow))
+        if hit is not None and hit[0] is engine and hit[1] == engine.catalog_generation:
+            check = engine.interrupt_check
+            if check is not None:
+                check()
+            return hit[3]
     with engine.read() as r:
         return lookup(r, db, name, follow=follow, collection_uuid=collection_uuid)
 
