@@ -296,8 +296,11 @@ def _stage_memory_limit(server: ServerState) -> int:
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool | None = None, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
-              raw_ok: bool = False, nested: bool = False) -> ReadResult:
+              raw_ok: bool = False, nested: bool = False, shape_checked: bool = False) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
+
+    ``shape_checked``: the command passed ``pipeline`` through ``pipeline.check_shape`` (aggregate's
+    parse): only the stages the read puts in front of it and the whole length are checked again.
 
     ``nested``: the read of a ``$lookup``/``$unionWith``/``$graphLookup`` target (its command checked
     the namespaces it involves already).
@@ -314,7 +317,8 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
         allow_disk_use = allow_disk_use_default(server)
     result, coll = _open_read(server, db, name, pipeline, hint=hint, variables=variables,
                               allow_disk_use=allow_disk_use, ctx=ctx, collation=collation, target=target,
-                              collection_uuid=collection_uuid, raw_ok=raw_ok, nested=nested)
+                              collection_uuid=collection_uuid, raw_ok=raw_ok, nested=nested,
+                              shape_checked=shape_checked)
     # mongod optimizes the pipeline once it parsed all of it (a parse error of any stage comes first):
     # an invalid constant in a $match's $expr fails the read even when no document reaches it
     for stage in pipeline:
@@ -336,7 +340,7 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
 def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
                variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
                collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
-               raw_ok: bool = False, nested: bool = False) -> tuple[ReadResult, Any]:
+               raw_ok: bool = False, nested: bool = False, shape_checked: bool = False) -> tuple[ReadResult, Any]:
     """``open_read``'s work; also the collation the read runs with."""
     engine = server.engine
     if target is None or not target.followed or (target.db, target.name) != (db, name):
@@ -375,7 +379,10 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         # mongod's pipeline here is the view's $_internalUnpackBucket, the views' stages, then the read's:
         # its length limits count them all (the time-series planner reads stages before they are parsed)
         whole = _front_stages(resolved) + list(pipeline) if isinstance(pipeline, list) else pipeline
-        pipeline_mod.check_shape(whole)
+        if shape_checked:  # (the read's own stages were checked: the views' and the whole length are left)
+            pipeline_mod.check_shape(resolved.pipeline, len(pipeline) + 1)  # (+1: the unpack stage)
+        else:
+            pipeline_mod.check_shape(whole)
         # one context for the checks below and the stages the source leaves (each makes a dozen closures)
         pctx = pipeline_context(server, db, name, variables=variables, allow_disk_use=allow_disk_use,
                                 extra_stages=TS_EXTRA_STAGES, collation=coll)
@@ -396,7 +403,8 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         out = docs
         stages: list = []
         if remaining:
-            stages = pipeline_mod.parse_pipeline(remaining, pctx)
+            # (what the source leaves is a tail of the read's own stages, or stages it made)
+            stages = pipeline_mod.parse_pipeline(remaining, pctx, shape_checked=shape_checked)
             out = pipeline_mod.chain(stages, docs)
         pipeline_mod.check_expanded_length(whole)  # (once every stage has parsed)
         return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved,
@@ -470,7 +478,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         return ReadResult(source, plan, full, stats, None, ns, target=resolved), coll
     pctx = pipeline_context(server, db, stats_name, variables=variables, allow_disk_use=allow_disk_use,
                             collation=coll)
-    stages = pipeline_mod.parse_pipeline(full, pctx)
+    stages = pipeline_mod.parse_pipeline(full, pctx, shape_checked=shape_checked and not resolved.pipeline)
     if plan.exact and flt and stages[0].name == "$match" and full[0].get("$match") is flt:
         # the leading $match is the plan's FETCH filter: it re-checks what the bounds left undecided
         # (its statistics stay the stage's: explain shows what the query layer passed on)

@@ -321,12 +321,15 @@ def known_stage_names() -> list[str]:
     return list(STAGES)
 
 
-def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None) -> list[Stage]:
-    """Validate and compile every stage; raises MongoError before any document is processed."""
+def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None, *, shape_checked: bool = False) -> list[Stage]:
+    """Validate and compile every stage; raises MongoError before any document is processed.
+    ``shape_checked``: the caller passed every stage through ``check_shape`` already (the command's
+    parse), so it is not walked again."""
     if not STAGES:
         STAGES.update(_stage_table())
     ctx = ctx or PipelineContext(check_variables=False)
-    check_shape(pipeline)
+    if not shape_checked:
+        check_shape(pipeline)
     with defined_variables(ctx.variables if ctx.check_variables else None):
         return _parse_stages(pipeline, ctx)
 
