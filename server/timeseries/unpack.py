@@ -52,8 +52,27 @@ class UnpackSpec:
         return out
 
 
+# id(spec) -> (spec, its UnpackSpec): a time-series view's stage is the same object in every read while
+# its resolution is reused (``core.namespace``: one per catalog generation), so it is parsed once per
+# definition, not per read. The entry holds ``spec`` itself: its id cannot be reused while it is kept,
+# and stage specs are never changed once decoded (resolutions are shared read-only). Bounded.
+_PARSED: dict[int, tuple[Any, UnpackSpec]] = {}
+_PARSED_MAX = 256
+
+
 def parse_internal_unpack(spec: Any) -> UnpackSpec:
     """``$_internalUnpackBucket: {timeField, metaField?, bucketMaxSpanSeconds, include|exclude}``."""
+    hit = _PARSED.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    parsed = _parse_internal_unpack(spec)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[id(spec)] = (spec, parsed)
+    return parsed
+
+
+def _parse_internal_unpack(spec: Any) -> UnpackSpec:
     if not isinstance(spec, dict):
         raise MongoError(5346500, "$_internalUnpackBucket specification must be an object, got: "
                                   f"{type_name(spec)}")
