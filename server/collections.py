@@ -220,6 +220,10 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         return plan.kind == "COLLSCAN" and plan.record_range is None
 
     params = server.params
+    # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
+    # (their factories return a bare apply callable, which the parse takes but the field's type omits;
+    # an annotation, not typing.cast: a call per pipeline)
+    extras: Any = extra_stages if extra_stages is not None else TS_EXTRA_STAGES
     return pipeline_mod.PipelineContext(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
@@ -245,9 +249,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
         list_catalog=lambda: _list_catalog_docs(server, db, coll),
         plan_cache_stats=lambda: _plan_cache_stats_docs(server, db, coll),
         current_op=lambda options: _current_op_docs(server, conn, options),
-        # every pipeline knows the time-series stages: $_unpackBucket runs on system.buckets.<c> (spec §5.1)
-        # (their factories return a bare apply callable, which the parse takes but the field's type omits)
-        extra_stages=cast(Any, extra_stages if extra_stages is not None else TS_EXTRA_STAGES),
+        extra_stages=extras,
     )
 
 
@@ -390,7 +392,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             # the read's stages follow the $_internalUnpackBucket: a first-only stage fails 40602
             # (resolved_view.cpp), but a leading $collStats (run on the view itself, unresolved) or
             # $indexStats (moved in front of the unpack)
-            pipeline_mod.check_after_front(pipeline, pctx, _TS_HEAD_STAGES)
+            pipeline_mod.check_after_front(pipeline, pctx, _TS_HEAD_STAGES, shape_checked=shape_checked)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
         # ($collStats... make their own documents: no scan of the buckets is counted)

@@ -334,17 +334,19 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None, *, shape_c
         return _parse_stages(pipeline, ctx)
 
 
-def check_after_front(pipeline: Any, ctx: PipelineContext, exempt: frozenset[str]) -> None:
+def check_after_front(pipeline: Any, ctx: PipelineContext, exempt: frozenset[str], *,
+                      shape_checked: bool = False) -> None:
     """For a pipeline mongod runs after stages of its own (a time-series view's ``$_internalUnpackBucket``),
     which the caller does not parse whole (its source absorbs the leading stages): a first-only stage
     anywhere in it, its head included, is not first, so it fails 40602 — after every stage's own parse,
     as mongod parses them all before it checks positions (``$currentOp``'s 73 comes first).
-    ``exempt``: the stages mongod moves in front of those stages when they head the pipeline."""
-    if not isinstance(pipeline, list):
+    ``exempt``: the stages mongod moves in front of those stages when they head the pipeline.
+    ``shape_checked``: every stage is a one-field object already (``check_shape``): not looked at again."""
+    if not shape_checked and not isinstance(pipeline, list):
         return
     for i, spec in enumerate(pipeline):
         name = None
-        if (type(spec) is dict or isinstance(spec, dict)) and len(spec) == 1:
+        if shape_checked or (type(spec) is dict or isinstance(spec, dict)) and len(spec) == 1:
             for key in spec:  # (its one key, without the calls of next(iter(...)))
                 name = key
         if name in _FIRST_ONLY and (i or name not in exempt):
