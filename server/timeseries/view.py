@@ -36,7 +36,6 @@ from tidemark.query.index_kinds import is_special
 from tidemark.query.match import And, compile_node
 from tidemark.query.match_ast import AlwaysTrue
 from tidemark.query.parsed_match import parsed
-from tidemark.query.plan_special import mentions_special
 from tidemark.query.wildcard import is_wildcard
 from tidemark.timeseries import (
     columnar,
@@ -602,48 +601,49 @@ def choose_index(indexes: list[dict[str, Any]], bfilter: BucketFilter, hint: Any
 
 
 # The index a read's bounds choose (``planner.best_index``), by (the indexes' tuple — the catalog
-# shares one per catalog version —, which paths the bounds bound and whether with points): made once
-# per such shape, the intervals bound to each read's values (``planner.plan_for``). Under the
-# indexes' id alone: whether their choice reads only that (``_choice_of_shape``; else — a partial,
-# special or collated index — it is made for each read, as ``planner.choose_plan`` makes it). An
-# entry keeps its indexes, so an id is never taken for another tuple's. Cleared when full.
-_CHOSEN: dict[Any, tuple[tuple[dict[str, Any], ...], Any]] = {}
+# shares one per catalog version —, the time field, which paths the bounds bound and whether with
+# points): made once per such shape, the intervals bound to each read's values (``planner.plan_for``).
+# An entry also holds whether the indexes' choice reads only that (``_choice_of_shape``; else — a
+# partial, special or collated index — it is made for each read, as ``planner.choose_plan`` makes it)
+# and the time field's two-sided paths. An entry keeps its indexes, so an id is never taken for
+# another tuple's. Cleared when full.
+_CHOSEN: dict[tuple[Any, ...], tuple[tuple[dict[str, Any], ...], bool, Any, frozenset[str]]] = {}
 _CHOSEN_MAX = 256
 
 
 def _choose_index(indexes: tuple[dict[str, Any], ...], bfilter: BucketFilter, ixfilter: dict[str, Any] | None,
                   hint: Any, time_field: str, meta_field: str | None) -> Any:
     """``choose_index`` given the bucket filter's ``index_filter()`` (worked out once per read)."""
-    hinted = hint is not None and hint != {} and hint != ""
-    scalar = time_bound_paths(time_field)  # a time window bounds them on both sides
-    if hinted:
+    if hint is not None and hint != {} and hint != "":
         name = translate_hint(hint, list(indexes), time_field, meta_field)
         if isinstance(name, dict):  # {$natural: ±1}: the clustered scan
             return None
         return planner.choose_plan(list(indexes), ixfilter or {}, None, name, collation=bfilter.collation,
-                                   scalar_paths=scalar)
+                                   scalar_paths=time_bound_paths(time_field))
     if ixfilter is None or not indexes:
         return None
-    if bfilter.collation is None and "$or" not in ixfilter and _remembered(id(indexes), indexes, _choice_of_shape) \
-            and not mentions_special(ixfilter):
+    if bfilter.collation is None and "$or" not in ixfilter:
+        # (no ``mentions_special`` here: an index filter holds no $text and no $near — not index
+        # operators of a bucket filter —, and its $geoWithin / $geoIntersects plan as any bound path
+        # unless a special index exists, which makes the choice not one of shape)
         bounds = extract_bounds(ixfilter)
-        key = (id(indexes), *[(path, b.points is not None) for path, b in bounds.items()])
-        chosen = _remembered(key, indexes, lambda _: planner.best_index(indexes, ixfilter, bounds, None))
-        return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, scalar)
-    plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation, scalar_paths=scalar)
+        key: tuple[Any, ...] = (id(indexes), time_field)
+        for path, b in bounds.items():  # (a loop, not a comprehension: every indexed read plans)
+            key += (path, b.points is not None)
+        entry = _CHOSEN.get(key)
+        if entry is None or entry[0] is not indexes:
+            of_shape = _choice_of_shape(indexes)
+            entry = (indexes, of_shape, planner.best_index(indexes, ixfilter, bounds, None) if of_shape else None,
+                     time_bound_paths(time_field))
+            if len(_CHOSEN) >= _CHOSEN_MAX:
+                _CHOSEN.clear()
+            _CHOSEN[key] = entry
+        if entry[1]:
+            chosen = entry[2]
+            return None if chosen is None else planner.plan_for(chosen, bounds, None, True, None, entry[3])
+    plan = planner.choose_plan(list(indexes), ixfilter, None, None, collation=bfilter.collation,
+                               scalar_paths=time_bound_paths(time_field))
     return plan if plan.kind == "IXSCAN" and plan.index is not None else None
-
-
-def _remembered(key: Any, indexes: tuple[dict[str, Any], ...], make: Callable[[Any], Any]) -> Any:
-    """``_CHOSEN``'s answer for ``key`` over ``indexes`` (``make(indexes)`` the first time)."""
-    entry = _CHOSEN.get(key)
-    if entry is not None and entry[0] is indexes:
-        return entry[1]
-    found = make(indexes)
-    if len(_CHOSEN) >= _CHOSEN_MAX:
-        _CHOSEN.clear()
-    _CHOSEN[key] = (indexes, found)
-    return found
 
 
 def _choice_of_shape(indexes: tuple[dict[str, Any], ...]) -> bool:
