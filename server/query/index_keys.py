@@ -38,10 +38,12 @@ _EMPTY = object()  # the one "element" of an empty array being expanded (a leaf 
 
 def key_fields(key_pattern: dict) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """(field paths, directions) of a validated ascending/descending key pattern."""
-    fields = tuple(key_pattern)
-    # (the usual 1 / -1 inline: every plan asks this of every index it weighs)
-    directions = tuple([(-1 if v < 0 else 1) if type(v) is int else key_direction(v) for v in key_pattern.values()])
-    return fields, directions
+    # (the usual 1 / -1 inline, and a loop, not a comprehension: every plan asks this of every index it
+    # weighs)
+    directions: tuple[int, ...] = ()
+    for v in key_pattern.values():
+        directions += ((-1 if v < 0 else 1) if type(v) is int else key_direction(v),)
+    return tuple(key_pattern), directions
 
 
 def index_name_for(key_pattern: dict) -> str:

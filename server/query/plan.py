@@ -361,7 +361,7 @@ def plan_for(spec: dict, bounds: dict[str, FieldBounds], sort: dict | None,
     bounds, same = bounds_for_index(spec, bounds, collation)
     exact: dict[str, Any] = {}
     intervals, desc = build_intervals(spec, bounds, multikey_default, scalar_paths, exact)
-    reverse = _sort_match(spec, sort, bounds) if same else None
+    reverse = _sort_match(spec, sort, bounds) if same and sort else None  # (None without a sort)
     if reverse is not None and _bounds_cut_a_multikey_sort(spec, sort, bounds, multikey_default, scalar_paths):
         reverse = None
     # Several point intervals scanned in order still give index order (build_intervals sorts them).
