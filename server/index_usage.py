@@ -31,47 +31,53 @@ from tidemark.core.collection import public_index_spec
 from tidemark.protocol.codec import encode
 from tidemark.query.scoped import Scoped
 
-# Set while explain plans a read: explain never counts an access (mongod: explain does not bump the
-# counters), even when it runs the read for executionStats.
-_explaining: contextvars.ContextVar[bool] = contextvars.ContextVar("explaining", default=False)
+# Where a read's accesses go (one variable, read once per access): None, counted now; a list, held
+# there while the read runs inline on the event loop (tidemark.context.CommandContext.run_read), counted
+# when the run is kept, dropped when it moves to the pool and runs again there (which counts them then):
+# one read, one access, wherever it ran; _NOT_COUNTED while explain plans a read: explain never counts
+# an access (mongod: explain does not bump the counters), even when it runs the read for executionStats.
+_NOT_COUNTED: list[Any] = []  # (compared by identity, never filled)
+_sink: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("index_accesses", default=None)
 
 
-def not_counted() -> Scoped[bool]:
+def not_counted() -> Scoped[list[Any] | None]:
     """Reads planned inside this block (explain) count no index access."""
-    return Scoped(_explaining, True)
+    return Scoped(_sink, _NOT_COUNTED)
 
 
 # One operation's use of a collection: (CollectionInfo, index names it scans, collection scans, of which
 # not tailable).
 _Use = tuple[Any, tuple[str, ...], int, int]
 
-# Set while a read runs inline on the event loop (tidemark.context.CommandContext.run_read): its
-# accesses are held and counted when the run is kept, dropped when it moves to the pool and runs again
-# there (which counts them then): one read, one access, wherever it ran.
-_held: contextvars.ContextVar[list[_Use] | None] = contextvars.ContextVar("held_accesses", default=None)
-
 
 class held:  # noqa: N801 - used as a function: ``with held(usage) as accesses``
     """Reads inside this block hold their accesses; at its end they are counted — unless the caller
-    emptied the list it yields (a run to be made again). (A class: every inline read enters one, and a
-    generator context manager costs three times the calls.)"""
+    emptied the list it yields (a run to be made again). Inside ``not_counted`` they stay uncounted;
+    inside another ``held`` they join its list. (A class: every inline read enters one, and a generator
+    context manager costs three times the calls.)"""
 
-    __slots__ = ("_pending", "_token", "_usage")
+    __slots__ = ("_outer", "_pending", "_token", "_usage")
 
     def __init__(self, usage: IndexUsage):
         self._usage = usage
         self._pending: list[_Use] = []
-        self._token: contextvars.Token[list[_Use] | None] | None = None
+        self._token: contextvars.Token[list[Any] | None] | None = None
 
     def __enter__(self) -> list[_Use]:
-        self._token = _held.set(self._pending)
+        self._outer = outer = _sink.get()
+        if outer is not _NOT_COUNTED:
+            self._token = _sink.set(self._pending)
         return self._pending
 
     def __exit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            _held.reset(self._token)
-        for use in self._pending:
-            self._usage._count(*use)
+        if self._token is None:
+            return
+        _sink.reset(self._token)
+        if self._pending:
+            if self._outer is None:
+                self._usage._tally(self._pending)
+            else:
+                self._outer.extend(self._pending)
 
 
 # (catalog value, index name) -> the access-count key: encoded once per catalog version, not per read
@@ -98,14 +104,26 @@ class IndexUsage:
 
     def record(self, info: Any, index_names: Iterable[str]) -> None:
         """One access to each named index of ``info`` (a storage CollectionInfo), unless explaining."""
-        self._count(info, tuple(index_names), 0, 0)
+        self._count((info, tuple(index_names), 0, 0))
 
     def record_plan(self, info: Any, plan: Any, *, tailable: bool = False) -> None:
         """The plan (``access_path.Plan``) one read or write statement of ``info`` ran: an access to
         each index it scans, or a collection scan (mongod's PlanSummaryStats: a COLLSCAN stage, the
         bounded scan of a clustered collection included; an EOF plan of a missing collection is none)."""
-        scans = 1 if plan is not None and plan.kind == "COLLSCAN" else 0
-        self._count(info, tuple(plan_index_names(plan)), scans, 0 if tailable else scans)
+        # (``plan_index_names`` inline: every read records its plan)
+        if plan is None:
+            use: _Use = (info, (), 0, 0)
+        elif plan.kind == "COLLSCAN":
+            use = (info, (), 1, 0 if tailable else 1)
+        elif plan.kind == "OR":
+            use = (info, tuple(plan_index_names(plan)), 0, 0)
+        else:
+            use = (info, () if plan.index is None else (plan.index["name"],), 0, 0)
+        sink = _sink.get()  # (``_count`` inline)
+        if sink is None:
+            self._tally((use,))
+        elif sink is not _NOT_COUNTED:
+            sink.append(use)
 
     def query_exec_stats(self, info: Any) -> dict[str, Any]:
         """``$collStats``' queryExecStats section for ``info`` (None: a view, which scans nothing): the
@@ -114,29 +132,34 @@ class IndexUsage:
             total, non_tailable = self._scans.get(info.uuid, (0, 0)) if info is not None else (0, 0)
         return {"collectionScans": {"total": Int64(total), "nonTailable": Int64(non_tailable)}}
 
-    def _count(self, info: Any, index_names: tuple[str, ...], scans: int, non_tailable: int) -> None:
-        if _explaining.get():
-            return
-        pending = _held.get()
-        if pending is not None:
-            pending.append((info, index_names, scans, non_tailable))
-            return
+    def _count(self, use: _Use) -> None:
+        sink = _sink.get()
+        if sink is None:
+            self._tally((use,))
+        elif sink is not _NOT_COUNTED:
+            sink.append(use)
+
+    def _tally(self, uses: Iterable[_Use]) -> None:
         with self._lock:
-            if scans:
-                counts = self._scans.setdefault(info.uuid, [0, 0])
-                counts[0] += scans
-                counts[1] += non_tailable
-            if not index_names:
-                return
-            entries = self._entries.setdefault(info.ns, {})
-            for name in index_names:
-                key = self._key(info, name)
-                if key is None:
+            for info, index_names, scans, non_tailable in uses:
+                if scans:
+                    counts = self._scans.setdefault(info.uuid, [0, 0])
+                    counts[0] += scans
+                    counts[1] += non_tailable
+                if not index_names:
                     continue
-                entry = entries.get(key)
-                if entry is None:
-                    entry = entries[key] = [0, _now()]
-                entry[0] += 1
+                entries = self._entries.setdefault(info.ns, {})
+                raw = info.raw  # (``_key`` inline: every kept inline read counts here)
+                for name in index_names:
+                    key: Any = _KEYS.get((raw, name), _MISSING) if raw else _MISSING
+                    if key is _MISSING:
+                        key = self._key(info, name)
+                    if key is None:
+                        continue
+                    entry = entries.get(key)
+                    if entry is None:
+                        entry = entries[key] = [0, _now()]
+                    entry[0] += 1
 
     def accesses(self, info: Any) -> dict[str, dict[str, Any]]:
         """Index name -> ``{ops, since}`` for every index of ``info``, as ``$indexStats`` shows it;
@@ -156,7 +179,7 @@ class IndexUsage:
 
     @staticmethod
     def _key(info: Any, name: str) -> tuple[str, bytes] | None:
-        raw = getattr(info, "raw", b"")  # the catalog value ``info`` was decoded from: it decides the key
+        raw = info.raw  # the catalog value ``info`` was decoded from (b"": none): it decides the key
         if not raw:
             return IndexUsage._fresh_key(info, name)
         hit: Any = _KEYS.get((raw, name), _MISSING)

@@ -52,8 +52,8 @@ def test_held_counts_accesses_at_the_end_unless_cleared():
     counted: list[tuple] = []
 
     class Usage:
-        def _count(self, *use):
-            counted.append(use)
+        def _tally(self, uses):
+            counted.extend(uses)
 
     with index_usage.held(Usage()) as pending:  # type: ignore[arg-type]
         pending.append(("info", ("a_1",), 0, 0))
@@ -69,3 +69,30 @@ def test_held_counts_accesses_at_the_end_unless_cleared():
         pending.append(("info", ("c_1",), 0, 0))
         pending.clear()  # a run to be made again: nothing counted
     assert counted == []
+
+
+def test_held_inside_not_counted_counts_nothing_and_a_nested_held_joins_the_outer_one():
+    from tidemark import index_usage
+
+    counted: list[tuple] = []
+
+    class Usage:
+        def _tally(self, uses):
+            counted.extend(uses)
+
+    real = index_usage.IndexUsage()
+    real._tally = Usage()._tally  # type: ignore[method-assign]
+    with index_usage.not_counted(), index_usage.held(real) as pending:
+        real.record(object(), ["a_1"])
+        assert pending == []  # explain: never held, never counted
+    assert counted == []
+    with index_usage.held(real) as outer:
+        with index_usage.held(real) as inner:
+            real.record("info", ["b_1"])
+            assert inner == [("info", ("b_1",), 0, 0)]
+        assert outer == [("info", ("b_1",), 0, 0)] and counted == []
+        with index_usage.not_counted():
+            real.record("info", ["c_1"])
+    assert counted == [("info", ("b_1",), 0, 0)]
+    real.record("info", ["d_1"])  # outside every block: counted at once
+    assert counted[-1] == ("info", ("d_1",), 0, 0)
