@@ -186,13 +186,14 @@ class _Conditions:
     field or of a top-level measurement field with its ufunc; ``none``: some part has no vectorized
     form whatever its operand. Whether an operand vectorizes is read at each bind."""
 
-    __slots__ = ("flat", "kinds", "none", "paths")
+    __slots__ = ("flat", "kinds", "none", "paths", "times")
 
     def __init__(self, node: Node, tf: str, mf: str | None):
         self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
         self.kinds: list[tuple[str, Any] | None] = []
         self.none = False
         self.paths: tuple[str, ...] = ()  # the bound conditions' paths, sorted (``_group_keys``)
+        self.times = 0  # the comparisons of the time field
         for part in _conjuncts(node):
             if _all_paths_on_meta(part, mf):
                 self.kinds.append(None)
@@ -203,12 +204,19 @@ class _Conditions:
             else:
                 self.kinds.append((part.path, _OPS[part.op]))
         self.paths = tuple(sorted({kind[0] for kind in self.kinds if kind is not None}))
+        self.times = sum(1 for kind in self.kinds if kind is not None and kind[0] == tf)
 
-    def bind(self, node: Node, tf: str) -> tuple[list[Any], int] | None:
+    def bind(self, node: Node, tf: str, dates: tuple[int | None, ...] | None = None) -> tuple[list[Any], int] | None:
         """(the filter ``node`` of this shape as [(path, ufunc, operand)] row conditions, its number of
-        conjuncts), or None when some part has no vectorized form."""
+        conjuncts), or None when some part has no vectorized form. ``dates``: the time comparisons'
+        operands in ms as the column filter converted them (``rowfilter.ColumnFilter.dates``: one per
+        comparison of the time field, in order; None where not a ``datetime``), so as not to convert
+        them again."""
         if self.none:
             return None
+        if dates is not None and len(dates) != self.times:
+            dates = None  # (not this filter's: converted here)
+        k = 0
         parts = node.children if self.flat else _conjuncts(node)  # type: ignore[attr-defined]
         out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
         for part, kind in zip(parts, self.kinds, strict=True):
@@ -217,7 +225,10 @@ class _Conditions:
             path, ufunc = kind
             value = part.value
             if path == tf:
-                ms = date_ms(value) if isinstance(value, _dt.datetime) else None
+                ms = dates[k] if dates is not None else None
+                k += 1
+                if ms is None:
+                    ms = date_ms(value) if isinstance(value, _dt.datetime) else None
                 if ms is None:
                     return None
                 out.append((tf, ufunc, ms))
@@ -256,12 +267,13 @@ def grouping(remaining: list[dict[str, Any]], time_field: str, meta_field: str |
 
 
 def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, meta_field: str | None,
-         filter_shape: FilterShape | None = None, group: Grouping | None | object = _UNSEEN
-         ) -> ColumnarGroup | None:
+         filter_shape: FilterShape | None = None, group: Grouping | None | object = _UNSEEN,
+         dates: tuple[int | None, ...] | None = None) -> ColumnarGroup | None:
     """A ColumnarGroup when ``remaining`` starts with a ``$group`` of the supported shape and the
     leading filter ``node`` vectorizes; else None (the generic path runs). ``filter_shape``:
     ``filters.shape_of(node, ...)`` when the caller has it (the conditions' template lives there);
-    ``group``: ``grouping(remaining, ...)`` when the caller has it."""
+    ``group``: ``grouping(remaining, ...)`` when the caller has it; ``dates``: the column filter's
+    (``_Conditions.bind``)."""
     found: Any = grouping(remaining, time_field, meta_field) if group is _UNSEEN else group
     if found is None:
         return None
@@ -274,7 +286,7 @@ def plan(node: Node | None, remaining: list[dict[str, Any]], time_field: str, me
         template = fshape.conditions
         if template is None:
             template = fshape.conditions = _Conditions(node, time_field, meta_field)
-        bound = template.bind(node, time_field)
+        bound = template.bind(node, time_field, dates)
         if bound is None:
             return None
         conditions, n_parts = bound

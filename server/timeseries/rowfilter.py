@@ -90,10 +90,13 @@ EVERY_ROW = Rows(None, False, 0)
 class ColumnFilter:
     """The terms of a filter and whether they are all of it."""
 
-    def __init__(self, terms: list[Term], complete: bool, time_field: str):
+    def __init__(self, terms: list[Term], complete: bool, time_field: str, dates: tuple[int | None, ...] = ()):
         self.terms = terms
         self.complete = complete  # every conjunct of the filter is a term
         self.time_field = time_field
+        # each comparison of the time field (not negated, not ``$in``), in the filter's order: its operand
+        # in ms when a ``datetime`` (None otherwise), converted once here for ``columnar.plan`` too
+        self.dates = dates
 
     def explain(self) -> list[str]:
         return [_render(term) for term in self.terms]
@@ -250,97 +253,95 @@ def plan(node: Node | None, time_field: str, meta_field: str | None,
         shape = shape_of(node, time_field, meta_field)
     template = shape.columns
     if template is None:
-        template = shape.columns = _Template(node, meta_field)
+        template = shape.columns = _Template(node, time_field, meta_field)
     terms = []
     complete = True
-    meta_field_ = meta_field
-    for part, candidate, decided in zip(template.conjuncts(node), template.candidates, template.decided,
-                                        strict=True):
-        term = _term(part, meta_field_) if candidate else None
-        if term is None:
-            complete = complete and decided
-        else:
-            terms.append(term)
+    dates: tuple[int | None, ...] = ()
+    # (the terms bound inline — a loop, tuples made by ``tuple.__new__`` —: every read with a filter
+    # binds them; what the shape fixes is the template's)
+    for part, binder, decided in zip(node.children if template.flat else _conjuncts(node),  # type: ignore[attr-defined]
+                                     template.binders, template.decided, strict=True):
+        if binder is not None:
+            path, op, negated, unwrap, is_in, dated = binder
+            if negated:
+                part = part.child
+                if unwrap:  # {$not: {$gt: 5}}
+                    part = part.children[0]
+            if not is_in:
+                values: Any = (part.value,)
+            elif part.regexes or not part.values:
+                values = ()
+            else:
+                values = part.values
+            operands: tuple[Operand, ...] = ()
+            ms = None
+            for value in values:
+                kind = type(value)
+                if kind is int or kind is Int64:
+                    operands += (_new(Operand, (False, int(value))),)
+                elif kind is float and value == value:  # (NaN: the event filter)
+                    operands += (_new(Operand, (False, value)),)
+                elif (kind is _dt.datetime or kind is DatetimeMS) and (ms := date_ms(value)) is not None:
+                    operands += (_new(Operand, (True, ms)),)
+                else:  # Decimal128, strings, null, MinKey/MaxKey, objects, arrays, regexes...: the event filter
+                    operands = ()
+                    break
+            if dated:  # (a comparison: ``value`` its one operand)
+                dates += (ms if kind is _dt.datetime else None,)
+            if operands:
+                terms.append(_new(Term, (path, op, operands, negated)))
+                continue
+        complete = complete and decided
     if not terms:
         return None
-    return ColumnFilter(terms, complete, time_field)
+    return ColumnFilter(terms, complete, time_field, dates)
+
+
+_new = tuple.__new__  # (a NamedTuple's own constructor is a Python call more)
 
 
 class _Template:
     """What a filter's shape fixes of its column filter: its conjuncts (the top-level ``$and``
-    flattened), which of them may be a term (``candidates``: a comparison or ``$in`` of a top-level
-    field, negated or not — whether it is one depends on its operands, read at each bind), and which
-    the bucket filter decides exactly when it is none (``decided``: ``filters.decided_per_bucket``,
-    which reads node kinds and paths only). A term is never a meta conjunct: the first other conjunct
-    the bucket filter does not decide makes the terms less than the whole filter."""
+    flattened), how each may be a term (``binders``: for a comparison or ``$in`` of a top-level field,
+    negated or not, its (path, operator, negated, whether its negation wraps a one-conjunct ``$and``,
+    whether an ``$in``, whether a comparison of the time field: ``ColumnFilter.dates``); None for any other — whether it is one depends on its operands, read at each
+    bind), and which the bucket filter decides exactly when it is none (``decided``:
+    ``filters.decided_per_bucket``, which reads node kinds and paths only). A term is never a meta
+    conjunct: the first other conjunct the bucket filter does not decide makes the terms less than the
+    whole filter."""
 
-    __slots__ = ("flat", "candidates", "decided")
+    __slots__ = ("flat", "binders", "decided")
 
-    def __init__(self, node: Node, meta_field: str | None):
+    def __init__(self, node: Node, time_field: str, meta_field: str | None):
         # a conjunction of no conjunction (every read's filter): its children are the conjuncts
         self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
         parts = _conjuncts(node)
-        self.candidates = tuple(_term_shape(part, meta_field) for part in parts)
+        self.binders = tuple(_binder(part, time_field, meta_field) for part in parts)
         self.decided = tuple(decided_per_bucket(part, meta_field) for part in parts)
 
-    def conjuncts(self, node: Node) -> Any:
-        return node.children if self.flat else _conjuncts(node)  # type: ignore[attr-defined]
 
-
-def _term_shape(node: Node, meta_field: str | None) -> bool:
-    """``node`` may be a term (``_term``), by its kind, path and operator alone."""
+def _binder(node: Node, time_field: str, meta_field: str | None) -> tuple[str, str, bool, bool, bool, bool] | None:
+    """How ``node`` may be a term, by its kind, path and operator alone (``_Template.binders``)."""
+    negated = unwrap = False
     if isinstance(node, Not):
-        node = node.child
+        negated, node = True, node.child
         if isinstance(node, And) and len(node.children) == 1:
-            node = node.children[0]
+            unwrap, node = True, node.children[0]
     if isinstance(node, Cmp):
         path, op = node.path, node.op
     elif isinstance(node, In):
         path, op = node.path, "$in"
     else:
-        return False
-    return not (not path or "." in path or path == meta_field or (op not in _OPS and op != "$in"))
+        return None
+    if path in ("", VALUE_PATH) or "." in path or path == meta_field or (op not in _OPS and op != "$in"):
+        return None
+    return path, op, negated, unwrap, op == "$in", path == time_field and not negated and op != "$in"
 
 
 def _conjuncts(node: Node) -> list[Node]:
     if isinstance(node, And):
         return [c for child in node.children for c in _conjuncts(child)]
     return [node]
-
-
-def _term(node: Node, meta_field: str | None) -> Term | None:
-    negated = False
-    if isinstance(node, Not):
-        negated, node = True, node.child
-        if isinstance(node, And) and len(node.children) == 1:  # {$not: {$gt: 5}}
-            node = node.children[0]
-    if isinstance(node, Cmp):
-        path, op, values = node.path, node.op, (node.value,)
-    elif isinstance(node, In) and not node.regexes and node.values:
-        path, op, values = node.path, "$in", node.values
-    else:
-        return None
-    if path in ("", VALUE_PATH) or "." in path or path == meta_field or (op not in _OPS and op != "$in"):
-        return None
-    operands = []
-    for value in values:
-        operand = _operand(value)
-        if operand is None:
-            return None
-        operands.append(operand)
-    return Term(path, op, tuple(operands), negated)
-
-
-def _operand(value: Any) -> Operand | None:
-    kind = type(value)
-    if kind is int or kind is Int64:
-        return Operand(False, int(value))
-    if kind is float:
-        return None if math.isnan(value) else Operand(False, value)
-    if kind is _dt.datetime or kind is DatetimeMS:
-        ms = date_ms(value)
-        return None if ms is None else Operand(True, ms)
-    return None  # Decimal128, strings, null, MinKey/MaxKey, objects, arrays, regexes...: the event filter
 
 
 def _constant(n: int, value: bool) -> np.ndarray:

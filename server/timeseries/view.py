@@ -125,7 +125,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     # a read that only counts measurements: each bucket's accepted rows, no document (rowcount)
     counting = tail.counting
     grouping = tail.grouping(remaining) if fields is not None and plain and counting is None else None
-    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape, grouping)
+    grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape, grouping,
+                             None if column_filter is None else column_filter.dates)
                if grouping is not None else None)
     if grouped is not None:
         info["columnarGroup"] = True

@@ -126,7 +126,10 @@ def _derived(node, indexes=INDEXES, **kwargs):
     assert (plan is None) == (choose_index(list(indexes), bfilter, None, "t", "m") is None)
     predicate = bfilter.predicate
     column = rowfilter.plan(node, "t", "m")
-    group = columnar.plan(node, GROUP, "t", "m")
+    group = columnar.plan(node, GROUP, "t", "m", dates=None if column is None else column.dates)
+    alone = columnar.plan(node, GROUP, "t", "m")  # its time operands converted by itself
+    assert (None if group is None else (repr(group.conditions), group.conditions_exact)) == (
+        None if alone is None else (repr(alone.conditions), alone.conditions_exact))
     return (encode({"mql": bfilter.mql}), bfilter.lo_s, bfilter.hi_s, bfilter.exact, bfilter.collation,
             encode({"shown": bfilter.shown}), encode({"ix": bfilter.index_filter() or {}}),
             None if predicate is None else [predicate(b) for b in BUCKETS],
