@@ -79,7 +79,36 @@ def compile_node(node: Node, *, variables: Mapping | None = None, collation: Any
 
     ``collation`` (``collation.Collation``, None = simple) orders strings in comparisons, ``$in``,
     ``$all`` and ``$expr``; regexes, ``$type`` and ``$jsonSchema`` ignore it, as in mongod."""
+    kind = type(node)
+    if kind is Cmp or kind is In or kind is Regex or kind is Type or kind is Mod or kind is Bits:
+        return _value_leaf(node, collation)  # (a leaf reads no variable: no compiler to make)
     return _Compiler(variables, collation).compile(node)
+
+
+def _value_predicate(node: Node, collation: Any) -> Predicate:
+    if type(node) is Cmp:
+        return cmp_predicate(node.op, node.value, collation)
+    if type(node) is In:
+        return in_predicate(node.values, node.regexes, collation)
+    if type(node) is Regex:
+        return regex_predicate(node.compiled, node.pattern, node.options)
+    if type(node) is Type:
+        return type_predicate(node.types)
+    if type(node) is Mod:
+        return mod_predicate(node.divisor, node.remainder)
+    if type(node) is Bits:
+        return bits_predicate(node.op, node.mask)
+    if type(node) is All:  # only reached inside a value-form $elemMatch, where the element is the value
+        return _all_of(_all_member_predicates(node, collation))
+    raise TypeError(f"not a value node: {node!r}")
+
+
+def _value_leaf(node: Any, collation: Any) -> Predicate:
+    """The predicate of a value node on a path (``Cmp``, ``In``, ``Regex``, ``Type``, ``Mod``, ``Bits``)."""
+    general = _on_path(node.path, _value_predicate(node, collation), expand=True)
+    if type(node) is Cmp and (collation is None or type(node.value) is not str):
+        return _fast_top_level_cmp(node, general) or general
+    return general
 
 
 class _Compiler:
@@ -131,12 +160,8 @@ class _Compiler:
         if type(node) is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])
-        # what is left is a value node on a path (value_predicate refuses anything else)
-        leaf: Cmp | In | Type | Regex | Mod | Bits = node  # type: ignore[assignment]  # (typing.cast is a call)
-        general = _on_path(leaf.path, self.value_predicate(node), expand=True)
-        if type(node) is Cmp and (self.collation is None or type(node.value) is not str):
-            return _fast_top_level_cmp(node, general) or general
-        return general
+        # what is left is a value node on a path (_value_predicate refuses anything else)
+        return _value_leaf(node, self.collation)
 
     def _compile_each(self, nodes: list[Cmp]) -> list[Predicate]:
         return [self.compile(n) for n in nodes]
@@ -168,24 +193,6 @@ class _Compiler:
                 continue
             preds.append(self.compile(c))
         return preds
-
-    # --- value predicates -------------------------------------------------------------------
-    def value_predicate(self, node: Node) -> Predicate:
-        if type(node) is Cmp:
-            return cmp_predicate(node.op, node.value, self.collation)
-        if type(node) is In:
-            return in_predicate(node.values, node.regexes, self.collation)
-        if type(node) is Regex:
-            return regex_predicate(node.compiled, node.pattern, node.options)
-        if type(node) is Type:
-            return type_predicate(node.types)
-        if type(node) is Mod:
-            return mod_predicate(node.divisor, node.remainder)
-        if type(node) is Bits:
-            return bits_predicate(node.op, node.mask)
-        if type(node) is All:  # only reached inside a value-form $elemMatch, where the element is the value
-            return _all_of(_all_member_predicates(node, self.collation))
-        raise TypeError(f"not a value node: {node!r}")
 
     def _expr(self, node: Expr) -> Predicate:
         compiled = compile_expression(node.expr, collation=self.collation)

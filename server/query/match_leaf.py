@@ -182,21 +182,29 @@ def in_predicate(values: tuple, regexes: tuple, collation: Any = None) -> Predic
     # type equal to a fast member has that member as its key's last element. (A million-element $in
     # thus holds a million values, not a million key tuples more: half the build, and a third of the
     # time its release holds the GIL.)
-    fast: set = set()
+    fast: set
     keys: set = set()  # sort keys (tuples of hashables: a hashable BSON identity) of the other members
     has_null = False
     other_numbers = False  # Decimal128 or NaN members: fast-typed values must also check `keys`
-    for v in values:
-        if v is None:
-            has_null = True
+    for v in values:  # (every member plain, the usual $in: the set made at once, no call per member)
         t = type(v)
-        if (t is int or t is float or t is str or t is Int64) and v == v:
-            fast.add(v)
-            continue
-        if is_number(v):
-            other_numbers = True
-        keys.add(sort_key(v))
-    regex_preds = [regex_predicate(r.compiled, r.pattern, r.options) for r in regexes]
+        if not ((t is int or t is float or t is str or t is Int64) and v == v):
+            fast = set()
+            break
+    else:
+        values, fast = (), set(values)
+    if values:
+        for v in values:
+            if v is None:
+                has_null = True
+            t = type(v)
+            if (t is int or t is float or t is str or t is Int64) and v == v:
+                fast.add(v)
+                continue
+            if is_number(v):
+                other_numbers = True
+            keys.add(sort_key(v))
+    regex_preds = [regex_predicate(r.compiled, r.pattern, r.options) for r in regexes] if regexes else []
 
     def pred(v: Any) -> bool:
         t = type(v)
