@@ -85,7 +85,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     spec = parse_internal_unpack(view_doc["pipeline"][0]["$_internalUnpackBucket"])
     ns = f"{db}.{view_doc['viewOn']}"
     nodes, remaining = leading_matches(list(user_pipeline))
-    node = None if not nodes else nodes[0] if len(nodes) == 1 else And(tuple(nodes))
+    n_nodes = len(nodes)
+    node = None if not nodes else nodes[0] if n_nodes == 1 else And(tuple(nodes))
     if isinstance(node, AlwaysTrue):
         node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
     if node is not None:
@@ -110,7 +111,8 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
                             "shownBucketFilter": Rendered(bfilter.shown_of),  # 7.0's form, for explain's plan
-                            "eventFilter": [s["$match"] for s in user_pipeline[:len(nodes)]],
+                            "eventFilter": ([user_pipeline[0]["$match"]] if n_nodes == 1  # (no comprehension: the usual one)
+                                            else [s["$match"] for s in user_pipeline[:n_nodes]]),
                             "wholeBucketFilter": bfilter.exact,
                             "idRange": {"min": bfilter.lo_s, "max": bfilter.hi_s},
                             "fields": sorted(fields) if fields is not None else "all",
