@@ -404,8 +404,7 @@ class _Deriver:
                 renamed = _rename(n, mf)
                 try:
                     mql = render(renamed)
-                    head = _OfHead(compile_node(renamed, collation=collation),
-                                   _point_alternatives(renamed) if collation is None else [])
+                    head = _OfHead(compile_node(renamed, collation=collation), renamed if collation is None else None)
                     return (mql, head, None, None, True, lambda: mql)
                 except NoMqlForm:
                     # ($near) a conjunction keeps its other parts; the per-measurement filter decides
@@ -734,15 +733,23 @@ class _OfHead:
     column's min and max of its rows, took ~40 µs to work out, and a read of one series among 100,000
     in-memory ones tested every one (4.4 s)."""
 
-    __slots__ = ("test", "points")
+    __slots__ = ("test", "node", "_points")
 
-    def __init__(self, test: Any, points: list[tuple[MetaPoint, ...]] | None = None):
-        self.test = test
-        # alternatives of meta points (``_point_alternatives``): a bucket this passes holds a point of each
-        self.points = points or []
+    def __init__(self, test: Any, node: Node | None = None):
+        """``node``: the renamed filter when its meta points tell (the simple collation), else None."""
+        self.test, self.node = test, node
+        self._points: list[tuple[MetaPoint, ...]] | None = None
 
     def __call__(self, bucket: Any) -> bool:
         return bool(self.test(bucket.head()))
+
+    def points(self) -> list[tuple[MetaPoint, ...]]:
+        """Alternatives of meta points (``_point_alternatives``): a bucket this passes holds a point of
+        each. Worked out on first use: only a read of a collection with buckets in memory asks."""
+        found = self._points
+        if found is None:
+            found = self._points = [] if self.node is None else _point_alternatives(self.node)
+        return found
 
 
 def _point_alternatives(node: Node) -> list[tuple[MetaPoint, ...]]:
@@ -777,9 +784,9 @@ def point_alternatives(predicate: Any) -> list[tuple[MetaPoint, ...]]:
     """The point alternatives of a bucket predicate (its meta-only parts': a conjunction's every part
     must pass), for ``catalog.live_buckets``; empty when it has none."""
     if type(predicate) is _OfHead:
-        return predicate.points
+        return predicate.points()
     if type(predicate) is _AllOf:
-        return [points for p in predicate.predicates if type(p) is _OfHead for points in p.points]
+        return [points for p in predicate.predicates if type(p) is _OfHead for points in p.points()]
     return []
 
 

@@ -44,9 +44,14 @@ def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None =
     does their stored version, of the same meta: the scan's predicate rejects it in its turn). A unit of
     work per bucket (``interrupt.tick``): a read's views are made before its first chunk, and at 100,000
     in-memory buckets that took ~1 s which neither maxTimeMS nor killOp could stop, run inline on the
-    event loop for as long (the inline run moves to the pool only at a check)."""
+    event loop for as long (the inline run moves to the pool only at a check). With nothing of ``ns`` in
+    memory (the common read) the predicate's points are not worked out."""
+    catalog = server.bucket_catalog
+    state = catalog.get(ns)
+    if state is None or not state.live:
+        return {}
     views = {}
-    for bucket in server.bucket_catalog.live_buckets(ns, point_alternatives(predicate)):
+    for bucket in catalog.live_buckets(ns, point_alternatives(predicate)):
         interrupt.tick()
         if (lo_s is not None and bucket.start_s < lo_s) or (hi_s is not None and bucket.start_s > hi_s):
             continue

@@ -20,6 +20,9 @@ T0 = dt.datetime(2024, 1, 1)
 
 
 class _NoLiveBuckets:
+    def get(self, ns):
+        return None
+
     def live_buckets(self, ns, alternatives=None):
         return []
 
