@@ -160,6 +160,9 @@ def meta_points(meta: Any) -> list[MetaPoint] | None:
 def value_points(path: tuple[str, ...], value: Any) -> list[MetaPoint]:
     """Points a meta value equal to query ``value`` at ``path`` holds for sure: ``value``'s own (every
     leaf of an object); empty when it has none (another type, an array, an empty object)."""
+    kind = type(value)
+    if kind in POINT_TYPES:  # a plain value (a ``$in``'s usual member): its one point, no walk
+        return [(path, kind, value)]
     points = meta_points(value)
     return [(path + sub, kind, leaf) for sub, kind, leaf in points] if points else []
 
