@@ -705,15 +705,19 @@ class _AllOf:
         return True
 
     def select(self, views: list[Any]) -> list[Any]:
+        # (``kept`` of each part inlined, and no part asked once none is left: a chunk passes a few parts)
         for p in self.predicates:
-            views = kept(p, views)
+            if not views:
+                break
+            select = getattr(p, "select", None)
+            views = select(views) if select is not None else [view for view in views if p(view)]
         return views
 
 
 def kept(predicate: Any, views: list[Any]) -> list[Any]:
     """The ``views`` (a chunk of buckets) ``predicate`` keeps, in order (None keeps all): one call per
     chunk for predicates that decide many buckets at once (``select``), else one per bucket."""
-    if predicate is None:
+    if predicate is None or not views:
         return views
     select = getattr(predicate, "select", None)
     if select is not None:
@@ -742,6 +746,11 @@ class _OfHead:
 
     def __call__(self, bucket: Any) -> bool:
         return bool(self.test(bucket.head()))
+
+    def select(self, views: list[Any]) -> list[Any]:
+        """The ``views`` this keeps (in order): ``__call__`` for each, in one pass."""
+        test = self.test
+        return [view for view in views if test(view.head())]
 
     def points(self) -> list[tuple[MetaPoint, ...]]:
         """Alternatives of meta points (``_point_alternatives``): a bucket this passes holds a point of
@@ -797,7 +806,10 @@ def for_in_memory(predicate: Any) -> Any:
     if type(predicate) is not _AllOf:
         return predicate
     parts = predicate.predicates
-    return _AllOf(tuple(p for p in parts if type(p) is _OfHead) + tuple(p for p in parts if type(p) is not _OfHead))
+    heads = [p for p in parts if type(p) is _OfHead]
+    if not heads:
+        return predicate
+    return _AllOf((*heads, *[p for p in parts if type(p) is not _OfHead]))
 
 
 def _is_nan(value: Any) -> bool:
