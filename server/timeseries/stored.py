@@ -457,7 +457,5 @@ def get_many(engine: Any, ns: str, rids: Iterable[bytes], start: int = 0) -> Ite
 def read_many(r: Any, info: Any, ns: str, rids: list[bytes]) -> list[StoredBucket]:
     """The stored buckets of ``rids`` (absent ones skipped) in the read view ``r`` (``info``: the
     collection's entry in it)."""
-    opener = r.stored_opener()
-    records = [(rid, stored) for rid, stored in ((rid, r.get_stored(info, rid)) for rid in rids)
-               if stored is not None]
-    return _views(ns, records, opener) if records else []
+    records = r.get_stored_many(info, rids)
+    return _views(ns, records, r.stored_opener()) if records else []
