@@ -166,8 +166,10 @@ class StoredBucket(_Unpacking):
             return self._summary
         entry = self.cached
         if entry is not None:
-            if entry.summary is not None:
-                return self.summary()
+            summary = entry.summary
+            if summary is not None:  # (``summary()``'s first step, taken here: a meta test per bucket)
+                self._summary = summary
+                return summary
             found = entry.memo.get("head")
             if found is not None:
                 return cast("dict[str, Any]", found)
