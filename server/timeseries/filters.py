@@ -590,10 +590,7 @@ class _Deriver:
         if d_ms is None:
             self.check_operand(n, value, "")  # (a date passes all of them: only a non-date is checked)
             return None  # a non-date never equals a date: the per-measurement filter answers
-        return self.time_bounds(n.op, value, d_ms)
-
-    def time_bounds(self, op: str, value: Any, d_ms: int) -> tuple[Any, ...]:
-        """``time_check``'s part of a comparison with the date ``value`` (``d_ms`` in ms)."""
+        op = n.op
         d_floor_s = d_ms // 1000
         lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
         hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
