@@ -466,23 +466,24 @@ SPECS: tuple[ParamSpec, ...] = (
 )
 
 
-class ServerParams:
-    """The live parameter values of this process."""
+class ServerParams(dict[str, Any]):
+    """The live parameter values of this process: the mapping itself holds them (name -> value), so
+    that ``params[name]`` — read on every command, several times — is the dict's own look-up, no
+    Python call. Only the methods below change a value (parsed by its ``ParamSpec``); ``in`` answers
+    whether a client can see a name (test-only ones exist only with enableTestCommands), and
+    ``names()`` lists those."""
 
     def __init__(self, specs: tuple[ParamSpec, ...] = SPECS):
+        super().__init__((spec.name, spec.default) for spec in specs)
         self._specs = {spec.name: spec for spec in specs}
-        self._values: dict[str, Any] = {spec.name: spec.default for spec in specs}
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values[name]
 
     def __contains__(self, name: object) -> bool:
         """Whether a client can see ``name``: a test-only parameter exists only with enableTestCommands."""
         spec = self._specs.get(cast(str, name))  # any other key is simply not found
-        return spec is not None and (not spec.test_only or bool(self._values.get("enableTestCommands")))
+        return spec is not None and (not spec.test_only or bool(self.get("enableTestCommands")))
 
     def names(self) -> Iterator[str]:
-        return iter(sorted(name for name in self._values if name in self))
+        return iter(sorted(name for name in self.keys() if name in self))
 
     def spec(self, name: str) -> ParamSpec:
         return self._specs[name]
@@ -490,7 +491,7 @@ class ServerParams:
     def details(self, name: str) -> dict[str, Any]:
         spec = self._specs[name]
         return {
-            "value": self._values[name],
+            "value": self[name],
             "settableAtRuntime": spec.settable_at_runtime,
             "settableAtStartup": spec.settable_at_startup,
         }
@@ -510,14 +511,14 @@ class ServerParams:
         if not spec.settable_at_startup:
             raise ValueError(f"Cannot use --setParameter to set '{name}' at startup")
         try:
-            self._values[name] = spec.parse(raw)
+            self[name] = spec.parse(raw)
         except (ValueError, TypeError, MongoError) as exc:
             raise ValueError(f'Bad value for parameter "{name}": {exc}') from None
 
     def assign(self, name: str, value: Any) -> None:
         """Set a value the server itself maintains (``featureCompatibilityVersion``, from its document),
         past the parameter's own parsing: no client sets it this way."""
-        self._values[name] = value
+        self[name] = value
 
     def check_runtime_settable(self, name: str) -> ParamSpec:
         """``name`` names a parameter a client may change now (mongod's setParameter checks every name
@@ -539,6 +540,6 @@ class ServerParams:
             parsed = spec.parse(value)
         except (ValueError, TypeError) as exc:
             raise MongoError(ErrorCode.BadValue, f"Invalid value for parameter {name}: {exc}") from None
-        previous = self._values[name]
-        self._values[name] = parsed
+        previous = self[name]
+        self[name] = parsed
         return previous
