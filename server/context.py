@@ -377,9 +377,11 @@ def _pool_job(inbox: PoolInbox, done: asyncio.Future[Any], scheduler: RunSchedul
     """A pool thread's side of ``run_in_pool``: ``fn(*args)`` under a run token (and bound to ``op``);
     returns the delivery of its result or exception to ``done`` on the loop, which the pool calls once
     the thread counts as idle (None when the loop has closed meanwhile)."""
-    call = functools.partial(fn, *args) if args else fn
+    call: Callable[[], Any]
     if op is not None:
-        call = functools.partial(interrupt.running, op, call)
+        call = functools.partial(interrupt.running, op, fn, *args)
+    else:
+        call = functools.partial(fn, *args) if args else fn
     try:
         result = scheduler.run(op, call)
     except BaseException as exc:  # the awaiting command raises it, as from run_in_executor
@@ -477,9 +479,9 @@ class CommandContext:
         code (``RunScheduler.inline_allowed``; the kind: the command, its namespace and the request's
         size — the same query with other values, e.g. another time window, is most often the same
         size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one budget,
-        now and then)."""
+        now and then). The caller has made the interruption check just before (``first_batch``, where
+        it decides whether the cursor counts as opened): none here."""
         op = self.op
-        op.check()  # (check_deadline's check, without its call: every read passes here)
         server = self.server
         budget = server.params["tidemarkInlineReadMicros"]
         if not budget or self.request_bytes >= INLINE_REQUEST_BYTES:
@@ -488,10 +490,9 @@ class CommandContext:
         kind = (self.command_name, op.ns, self.request_bytes)
         seconds = budget / 1_000_000
         if scheduler.inline_allowed(kind):
-            call = functools.partial(interrupt.running, op, functools.partial(fn, *args))
             with held(server.index_usage) as accesses:
                 try:
-                    return scheduler.run_inline(call, seconds, kind)
+                    return scheduler.run_inline(interrupt.running, seconds, kind, (op, fn, *args))
                 except MoveToPool:
                     accesses.clear()  # the pool's run counts them
             op.check()  # (past maxTimeMS already: 50 now, as the pool's first check would)

@@ -595,7 +595,7 @@ class CursorRegistry:
         been opened (the command fails before it has a cursor); an error drawing the batch kills it,
         as ``next_batch`` does."""
         try:
-            ctx.check_deadline()
+            ctx.op.check()  # (check_deadline's check, without its call; run_read makes none of its own)
         except BaseException:
             self._take_back(cursor)
             raise

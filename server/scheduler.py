@@ -208,9 +208,9 @@ class RunScheduler:
             return False
         return True
 
-    def run_inline(self, fn: Callable[[], T], budget: float, kind: Any = None) -> T:
-        """``fn()`` on this thread (the event loop's) holding no token, for at most ``budget``
-        seconds of its CPU time: raises :class:`MoveToPool` at its first check past the budget, or
+    def run_inline(self, fn: Callable[..., T], budget: float, kind: Any = None, args: tuple[Any, ...] = ()) -> T:
+        """``fn(*args)`` on this thread (the event loop's) holding no token, for at most ``budget``
+        seconds of its CPU time (``args`` passed through: no partial to build per run): raises :class:`MoveToPool` at its first check past the budget, or
         when it would run GIL-free C code (:func:`released`); the caller then runs ``fn`` again in
         the pool, :meth:`measured` (reads of its ``kind`` go straight to the pool meanwhile, and after:
         :meth:`inline_allowed`). Other exceptions are ``fn``'s own, as the pool would deliver them; a
@@ -219,7 +219,7 @@ class RunScheduler:
         inline = _local.inline = _Inline(budget)
         moved = False
         try:
-            return fn()
+            return fn(*args)
         except MoveToPool:
             moved = True
             self.inline_moves += 1

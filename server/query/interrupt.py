@@ -51,11 +51,12 @@ bind: Callable[[Interruptible | None], contextvars.Token[Any]] = _CURRENT.set
 unbind: Callable[[contextvars.Token[Any]], None] = _CURRENT.reset
 
 
-def running(op: Interruptible | None, fn: Callable[[], T]) -> T:
-    """``fn()`` with ``op`` bound: how work handed to the thread pool stays interruptible."""
+def running(op: Interruptible | None, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` with ``op`` bound: how work handed to the thread pool stays interruptible (the
+    arguments passed through: no partial to build per run)."""
     token = _CURRENT.set(op)
     try:
-        return fn()
+        return fn(*args)
     finally:
         _CURRENT.reset(token)
 
