@@ -2,7 +2,8 @@
 
 A class, not a generator under ``contextlib.contextmanager``: such a block costs its helper, the
 manager's construction and two resumptions of the generator (with StopIteration caught), about three
-times the calls of this one; several of them run on every request (the parse of a ``$match`` and
+times the calls of this one (itself two Python calls a block: making it sets the value, leaving
+resets it); several of them run on every request (the parse of a ``$match`` and
 of a pipeline, an inline read's held index accesses).
 """
 
@@ -16,18 +17,19 @@ T = TypeVar("T")
 
 class Scoped(Generic[T]):
     """``with Scoped(var, value):`` — ``var`` holds ``value`` inside the block, its previous value
-    after it (whatever the block raised; nothing is suppressed). Use once."""
+    after it (whatever the block raised; nothing is suppressed). Use once, directly in the
+    ``with``: the value is set when the object is made, so that entering the block has nothing left
+    to do (no Python call: two calls a block, not three)."""
 
-    __slots__ = ("_token", "_value", "_var")
+    __slots__ = ("_token", "_var")
 
     def __init__(self, var: contextvars.ContextVar[T], value: T):
         self._var = var
-        self._value = value
-        self._token: contextvars.Token[T] | None = None
+        self._token = var.set(value)
 
-    def __enter__(self) -> None:
-        self._token = self._var.set(self._value)
+    # Entering has nothing to do (the value is set above): object's C no-op stands in, which returns
+    # None as a Python ``__enter__`` would, without a Python frame.
+    __enter__ = object.__init__
 
     def __exit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            self._var.reset(self._token)
+        self._var.reset(self._token)
