@@ -21,6 +21,7 @@ from bson.int64 import Int64
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import desugar, docmeta
 from tidemark.query.expr_base import (
+    MAX_COMPOUND_KEYS,
     as_float,
     check_compound_keys,
     check_field_name,
@@ -518,16 +519,22 @@ class SortStage(Stage):
 
 
 def parse_sort(spec: Any, ctx: PipelineContext) -> Stage:
-    if not isinstance(spec, dict):
+    if type(spec) is not dict and not isinstance(spec, dict):  # (the usual dict: no isinstance call)
         raise MongoError(15973, "the $sort key specification must be an object")
     if not spec:
         raise MongoError(15976, "$sort stage must have at least one sort key")
     # the one sort-spec validation, as mongod's SortPattern (find and $sort share it): $meta textScore
     # and randVal sort, other $meta values fail 31138/31218/31219, other objects 17312
     fields = parse_sort_spec(spec, allow_meta=True)
-    check_compound_keys(fields)
-    # (the parse's directions: 1 or -1 as ints; a $meta sort keeps its object, the parse gave its name)
-    return SortStage({k: spec[k] if type(d) is str else d for k, d in fields}, ctx)
+    if len(fields) > MAX_COMPOUND_KEYS:  # (fewer keys are never too many: no call for the usual sort)
+        check_compound_keys(fields)
+    # the parse's pairs as the stage's spec (directions 1 or -1 as ints); a $meta sort keeps its object
+    # where the parse gave its name. A loop here, not a comprehension: no call per $sort
+    sort_spec = dict(fields)
+    for k, d in fields:
+        if type(d) is str:
+            sort_spec[k] = spec[k]
+    return SortStage(sort_spec, ctx)
 
 
 _SORT_BY_COUNT_SHAPE = "the sortByCount field must be defined as a $-prefixed path or an expression inside an object"
