@@ -327,6 +327,12 @@ _SIMPLE: dict[str, Callable[[], Accumulator]] = {
     "$stdDevSamp": lambda: StdDev(True),
     "$mergeObjects": MergeObjects,
 }
+# The sliding-window states (``AccumulatorSpec.sliding``) of the simple accumulators that have one, under
+# the simple collation ($max compares with the command's collation: parse_accumulator makes its own).
+_SLIDING: dict[str, Callable[[], Accumulator]] = {
+    "$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(compare),
+    "$stdDevPop": lambda: WindowStdDev(False), "$stdDevSamp": lambda: WindowStdDev(True),
+}
 ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bottomN", "$firstN", "$lastN",
                                      "$maxN", "$minN", "$median", "$percentile", "$accumulator"}
 
@@ -338,18 +344,19 @@ def parse_accumulator(name: str, arg: Any, collation: Any = None,
     $maxN/$top*/$bottom* and in the argument expression. ``variables`` are the command's (``let``
     and NOW): an 'n' or a $percentile 'p' may read them, as they are fixed for the whole command.
     ``group_key_n`` ($group): an 'n' may also read the group key (``spec.new_for``)."""
-    factory = _SIMPLE.get(name)
-    if factory is not None:
-        arg = _unary(name, arg)
+    if name in _SIMPLE:  # (look-ups, not calls: several accumulators parse per request)
+        factory = _SIMPLE[name]
+        if type(arg) is not str:  # (the usual "$field" is no list: no call)
+            arg = _unary(name, arg)
         field = arg[1:] if type(arg) is str and arg[:1] == "$" and arg[1:2] != "$" and "." not in arg else None
-        cmp = compare
+        sliding = _SLIDING[name] if name in _SLIDING else None
         if collation is not None and name in ("$min", "$max", "$addToSet"):
             ckey, cmp = collation.sort_key, collation.compare
             factory = {"$min": lambda: MinMax(-1, cmp), "$max": lambda: MinMax(1, cmp),
                        "$addToSet": lambda: AddToSet(ckey)}[name]
+            if name == "$max":
+                sliding = lambda: WindowMax(cmp)  # noqa: E731
             field = None  # the batch fast paths compare with the simple collation
-        sliding = {"$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(cmp),
-                   "$stdDevPop": lambda: WindowStdDev(False), "$stdDevSamp": lambda: WindowStdDev(True)}.get(name)
         return AccumulatorSpec(name, compile_expression(arg, collation=collation), factory, arg, field,
                                sliding=sliding)
     if name == "$count":
