@@ -94,9 +94,12 @@ def collection_arg(cmd: dict, name: str) -> str:
 def check_collection_name(db: str, name: str) -> None:
     if not name:
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid namespace specified '{db}.'")
-    if "$" in name or "\0" in name or name.startswith("."):
+    if "$" in name or "\0" in name or name[0] == ".":
         raise MongoError(ErrorCode.InvalidNamespace, f"Invalid collection name: {_shown(name)}")
-    if len(db.encode()) + 1 + len(name.encode("utf-8", "surrogatepass")) > MAX_NAMESPACE_BYTES:
+    # mongod counts UTF-8 bytes, 4 at most per character: names short enough in characters are not
+    # encoded (every command naming a collection passes here)
+    if (4 * (len(db) + len(name)) + 1 > MAX_NAMESPACE_BYTES
+            and len(db.encode()) + 1 + len(name.encode("utf-8", "surrogatepass")) > MAX_NAMESPACE_BYTES):
         raise MongoError(ErrorCode.InvalidNamespace, "Fully qualified namespace is too long. Namespace: "
                          f"{db}.{_shown(name)} Max: {MAX_NAMESPACE_BYTES}")
 
