@@ -115,12 +115,16 @@ def _transaction_command(name: str):
 
 def check_change_stream(pipeline: list) -> None:
     """40573 for ``watch()``: change streams need a replica set's oplog."""
-    if pipeline and isinstance(pipeline[0], dict) and "$changeStream" in pipeline[0]:
+    # (every aggregate passes here and in is_list_local_sessions: a plain dict stage costs no call)
+    if pipeline and (type(first := pipeline[0]) is dict or isinstance(first, dict)) and "$changeStream" in first:
         raise MongoError(40573, "The $changeStream stage is only supported on replica sets")
 
 
 def is_list_local_sessions(pipeline: list) -> bool:
-    return bool(pipeline) and isinstance(pipeline[0], dict) and "$listLocalSessions" in pipeline[0]
+    if not pipeline:
+        return False
+    first = pipeline[0]
+    return (type(first) is dict or isinstance(first, dict)) and "$listLocalSessions" in first
 
 
 def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:

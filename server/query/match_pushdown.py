@@ -52,10 +52,12 @@ def push_matches_before(pipeline: list[Any]) -> list[Any]:
 
 
 def _plain_match(stage: Any) -> dict | None:
-    if not (isinstance(stage, dict) and len(stage) == 1 and type(stage.get("$match")) is dict):
-        return None
-    match = stage["$match"]
-    return None if mentions_special(match) else match
+    # (every stage of every pipeline passes here: a plain dict that is no $match costs no call)
+    if type(stage) is dict or isinstance(stage, dict):
+        match = stage["$match"] if "$match" in stage else None
+        if type(match) is dict and len(stage) == 1:
+            return None if mentions_special(match) else match
+    return None
 
 
 def _paths(value: Any) -> frozenset[str]:
