@@ -296,7 +296,7 @@ class Dispatcher:
                     await _inject_failure(failpoints, spec, cmd, conn, op)
                 ctx = CommandContext(self.server, conn, db, spec.name, lsid=lsid, op=op,
                                      request_bytes=request_bytes, sequence_ids=sequence_ids)
-                if log.debug_enabled("COMMAND", 2):  # logLevel / logComponentVerbosity (D2, as mongod)
+                if log.levels["COMMAND"] >= 2:  # logLevel / logComponentVerbosity (D2, as mongod)
                     log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
                               client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])
                 if spec.name in WRITE_COMMANDS or spec.name == "aggregate" and is_write(spec.name, cmd):
@@ -322,7 +322,7 @@ class Dispatcher:
             reply = error_reply(exc, context=f"conn{conn.id}")
         elapsed = time.monotonic() - started - (ctx.paused if ctx is not None else 0.0)
         server = self.server
-        if log.debug_enabled("COMMAND", 1):
+        if log.levels["COMMAND"] >= 1:  # (read now: a command that raised it logs its own line)
             log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
                       command=spec.name if spec else name, ok=reply.get("ok"),
                       durationMillis=int(elapsed * 1000))

@@ -212,7 +212,10 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 _COMPONENT_NAMES = {dotted for dotted, _ in COMPONENTS}
 _verbosity: dict[str, int] = {"": 0, **dict.fromkeys(_COMPONENT_NAMES, -1)}  # "" is the default
-_effective: dict[str, int] = {}  # "c" field -> effective verbosity (recomputed on every change)
+# "c" field -> effective verbosity, for every component (recomputed in place on every change): the
+# per-command checks read it directly, ``log.levels["COMMAND"] >= 1`` — a look-up, no call — each where
+# it decides, so that a command that changes the level logs its own "Command finished" at the new one
+levels: dict[str, int] = {}
 
 
 def _recompute() -> None:
@@ -222,8 +225,7 @@ def _recompute() -> None:
         while _verbosity.get(name, -1) < 0 and name:
             name = name.rpartition(".")[0]
         effective[short] = _verbosity[name]
-    _effective.clear()
-    _effective.update(effective)
+    levels.update(effective)  # (the same keys every time: no moment without one, for a reader elsewhere)
 
 
 _recompute()
@@ -291,15 +293,10 @@ def apply_component_verbosity(changes: dict[str, int]) -> None:
     _recompute()
 
 
-def debug_enabled(component: str, level: int) -> bool:
-    """Whether a debug line of ``level`` (1-5) in ``component`` (its "c" name) is written."""
-    return _effective.get(component, _verbosity[""]) >= level
-
-
 def debug(level: int, component: str, log_id: int, msg: str, *, ctx: str = "main", **attr: Any) -> None:
     """A debug line (severity ``D1``..``D5``), written only when the component's verbosity reaches
     ``level`` (``setParameter logLevel`` / ``logComponentVerbosity``, mongosh's ``db.setLogLevel``)."""
-    if _effective.get(component, _verbosity[""]) >= level:
+    if levels.get(component, _verbosity[""]) >= level:
         log(f"D{level}", component, log_id, msg, ctx=ctx, attr=attr or None)
 
 

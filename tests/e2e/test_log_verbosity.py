@@ -113,3 +113,21 @@ def test_get_log_names_global_and_startup_warnings(client):
     with pytest.raises(OperationFailure) as err:
         client.test.command({"getLog": "global"})
     assert err.value.code == 13
+
+
+@pytest.mark.slow
+@pytest.mark.commands("setParameter", "getLog")
+def test_command_raising_the_level_logs_its_own_finish(start_server):
+    """The level is read when the command finishes (dispatch reads ``log.levels`` where it decides, not
+    once per command): the setParameter that raises it logs its own "Command finished" line, and the one
+    that lowers it logs none."""
+    srv = start_server()
+    with srv.client() as client:
+        mark = _mark(client)
+        client.admin.command({"setParameter": 1, "logComponentVerbosity": {"command": {"verbosity": 1}}})
+        found = _debug_since(client, mark)
+        assert [line["attr"]["command"] for line in found if line["id"] == 4615620] == ["setParameter"]
+        client.admin.command({"setParameter": 1, "logComponentVerbosity": {"command": {"verbosity": -1}}})
+        mark = _mark(client)
+        client.admin.command({"setParameter": 1, "logLevel": 0})
+        assert _debug_since(client, mark) == []
