@@ -35,9 +35,11 @@ def push_matches_before(pipeline: list[Any]) -> list[Any]:
     """The pipeline with each $match moved as far forward as the stages before it allow (a new list;
     the stages themselves are not changed, a split $match becomes two)."""
     out = list(pipeline)
-    i = 1
-    while i < len(out):
-        match = _plain_match(out[i])
+    i, n = 1, len(out)
+    while i < n:
+        stage = out[i]
+        # (most stages are no $match: a plain dict without the key is passed over without a call)
+        match = _plain_match(stage) if type(stage) is not dict or "$match" in stage else None
         modified = _modified(out[i - 1]) if match is not None else None
         if match is None or modified is None:
             i += 1
@@ -47,12 +49,13 @@ def push_matches_before(pipeline: list[Any]) -> list[Any]:
             i += 1
             continue
         out[i - 1:i + 1] = [{"$match": moving}, out[i - 1], *([{"$match": staying}] if staying is not None else [])]
+        n = len(out)
         i = max(i - 1, 1)  # the moved $match may move further
     return out
 
 
 def _plain_match(stage: Any) -> dict | None:
-    # (every stage of every pipeline passes here: a plain dict that is no $match costs no call)
+    # (look-ups, not isinstance/len/get calls: a $match of every pipeline passes here)
     if type(stage) is dict or isinstance(stage, dict):
         match = stage["$match"] if "$match" in stage else None
         if type(match) is dict and len(stage) == 1:
