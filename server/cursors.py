@@ -223,7 +223,8 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
                 return EncodedBatch(batch), False
             if n == end:
                 return EncodedBatch(batch), _ends_here(cursor, n)
-            key_bytes, wider_at = len(str(n)) + 2, 10 ** len(str(n))
+            digits = len(str(n))
+            key_bytes, wider_at = digits + 2, 10 ** digits
             stop = _next_stop(wider_at, end)
             continue
         if not n % TICK_STRETCH:
