@@ -34,11 +34,16 @@ class _Closable:
         self.closes += 1
 
 
-class _Ctx:
-    """What first_batch asks of a command context: the deadline check and the blocking run (inline)."""
-
-    def check_deadline(self):
+class _Op:
+    def check(self):
         pass
+
+
+class _Ctx:
+    """What first_batch asks of a command context: its operation's interruption check and the blocking
+    run (inline)."""
+
+    op = _Op()
 
     async def run_blocking(self, fn, *args):
         return fn(*args)
