@@ -67,7 +67,7 @@ from tidemark.timeseries.groupruns import (
     bucket_runs,
     column_ranges,
     first_range,
-    passing,
+    passes,
     passing_items,
     pick,
     range_checks,
@@ -179,19 +179,26 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         group.topk.settle = batch.flush
     tf, mf = group.time_field, group.meta_field
 
+    whole_key = batch.whole_key
+
     def ordinary(view: Any) -> None:
-        """One bucket from its view: its dense arrays batched, else the generic grouping."""
+        """One bucket from its view: its dense arrays batched (a stored bucket read before: all its parts
+        in one look-up, ``parts``), else the generic grouping."""
         interrupt.tick(BUCKET_TICKS)  # decoded or unpacked: a bucket's worth of work
         info["bucketsUnpacked"] += 1
-        fast = fast_arrays(view, group)
-        if fast is None:
-            batch.flush()
-            batch.materialize()
-            check = event_filter.get() if event_filter is not None else None  # compiled when first needed
-            batch.groups.add_all(list(accepted(view, fields, check, column_filter, info, tf, mf)))
-            return
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + 1
-        batch.add(batch.parts(view, *fast))
+        entry = view.cached
+        parts = entry.memo.get(whole_key) if entry is not None else None
+        if parts is None:
+            fast = fast_arrays(view, group)
+            if fast is None:
+                batch.flush()
+                batch.materialize()
+                check = event_filter.get() if event_filter is not None else None  # compiled when first needed
+                batch.groups.add_all(list(accepted(view, fields, check, column_filter, info, tf, mf)))
+                return
+            parts = batch.parts(view, *fast)
+        batch.columnar += 1
+        batch.add(parts)
         if batch.rows >= BATCH_ROWS:
             batch.flush()
 
@@ -243,6 +250,7 @@ class _Batch:
         self.seq = 0  # the next bucket's sequence (arrival number) in the batch
         self.rows = 0
         self.whole_buckets = self.whole_rows = 0  # taken whole since the last flush (explain's counters)
+        self.columnar = 0  # buckets ``add``ed since the last flush (explain's ``bucketsColumnar``, added there)
         self.metas: list[tuple[bool, Any]] = []  # (has meta, meta) by meta index
         self.meta_tokens: list[bytes | None] = []  # its BSON token by meta index (None: no meta)
         self._meta_index: dict[bytes | None, int] = {}
@@ -253,7 +261,7 @@ class _Batch:
         self.dense = DenseGroups(group, ctx, self.metas, self.meta_tokens, shape) if shape.supported else None
         self._fast_key = group.fast_key  # (columnar._group_keys)
         self._runs_key = group.runs_key
-        self._whole_key = self._runs_key + " whole"
+        self.whole_key = self._runs_key + " whole"
         self._checks = range_checks(group)
         self._merged: list[dict[str, Any]] | None = None  # a newest-first read's merged groups (``finish``)
 
@@ -307,7 +315,8 @@ class _Batch:
         return iter(self.dense.results()) if self.dense is not None else self.groups.results()
 
     def _meta(self, token: bytes | None, meta: Any) -> int:
-        """The meta index of a bucket's meta (``token``: its BSON; None: no meta)."""
+        """The meta index of a bucket's meta (``token``: its BSON; None: no meta), numbered when first met
+        (``add`` looks a known one up itself)."""
         index = self._meta_index.get(token)
         if index is None:
             index = self._meta_index[token] = len(self.metas)
@@ -325,7 +334,7 @@ class _Batch:
         way from these parts."""
         if self.dense is None or not self.group.conditions_exact:
             return None
-        key, gather = self._whole_key, self._gather
+        key, gather = self.whole_key, self._gather
         # (gathered once from what the ordinary way remembered; one pass: the step per bucket is the cost)
         return [(entry.memo.get(key) or gather(view, entry)) if (entry := view.cached) is not None
                 else None for view in views]
@@ -341,7 +350,7 @@ class _Batch:
         if token is None and mf is not None and "meta" in summary:
             return None
         # flat: unpacked per bucket, and read by ``passing_items`` (the first filter column's range last)
-        found = memo[self._whole_key] = (*fast, *runs, token, summary.get("meta"), *first_range(runs[1]))
+        found = memo[self.whole_key] = (*fast, *runs, token, summary.get("meta"), *first_range(runs[1]))
         return found
 
     def take(self, wholes: list[Any]) -> int:
@@ -385,17 +394,23 @@ class _Batch:
         """A dense bucket's parts as ``remembered`` gives them: (times, arrays, whole-bucket runs as a
         ``bucketcache.RunRef`` and the filter columns' ranges — None when not remembered: a live bucket,
         or a nearly full cache, or the groups are not NumPy totals —, the meta's token: its BSON, equal
-        tokens the same group keys, None without a meta —, the meta). A stored bucket remembers its runs
-        and ranges (they depend only on its content and the group's shape) and its token with its
-        cached parts."""
+        tokens the same group keys, None without a meta —, the meta, the first filter column's min and
+        max). A stored bucket remembers its runs and ranges (they depend only on its content and the
+        group's shape) and its token with its cached parts, and once its runs are remembered, these
+        parts as one memo item (``whole_key``: what ``_gather`` makes), which the ordinary way of a
+        later read takes in one look-up."""
         summary = view.summary()
         meta = summary.get("meta")
         has_meta = self.group.meta_field is not None and "meta" in summary
         entry = view.cached
         if entry is None:
-            return times, arrays, None, None, encode({"m": meta}) if has_meta else None, meta
+            return times, arrays, None, None, encode({"m": meta}) if has_meta else None, meta, None, None
         memo = entry.memo
-        ref = ranges = None
+        token: bytes | None = None
+        if has_meta:
+            token = memo.get("meta token")
+            if token is None:
+                token = memo["meta token"] = encode({"m": meta})
         if self.dense is not None:
             key = self._runs_key
             found: tuple[Any, dict[str, Any]] | None = memo.get(key)
@@ -404,22 +419,18 @@ class _Batch:
                 found = CACHE.remember_runs(entry, key, bucket_runs(self.group, times, arrays).rows(),
                                             column_ranges(times, arrays, self.group))
             if found is not None:
-                ref, ranges = found
-        token: bytes | None = None
-        if has_meta:
-            token = memo.get("meta token")
-            if token is None:
-                token = memo["meta token"] = encode({"m": meta})
-        return times, arrays, ref, ranges, token, meta
+                whole = memo[self.whole_key] = (times, arrays, *found, token, meta, *first_range(found[1]))
+                return whole
+        return times, arrays, None, None, token, meta, None, None
 
     def add(self, parts: tuple[Any, ...]) -> None:
         """Add a dense bucket by its parts (``parts``): whole from its remembered runs when every row of
         it passes (and the groups are NumPy totals), else its rows."""
-        times, arrays, ref, ranges, token, meta = parts
-        index = self._meta(token, meta)
-        whole = None
-        if self.dense is not None and ranges is not None and passing([ranges], self._checks)[0]:
-            whole = ref
+        times, arrays, ref, ranges, token, meta, _, _ = parts
+        index = self._meta_index.get(token)
+        if index is None:
+            index = self._meta(token, meta)
+        whole = ref if self.dense is not None and ranges is not None and passes(ranges, self._checks) else None
         self.pending.append((times, arrays, index, self.seq, whole))
         self.seq += 1
         n = len(times)
@@ -473,9 +484,12 @@ class _Batch:
         info = self.info
         if self.whole_buckets:  # the counters of buckets taken whole, added up here
             info["bucketsUnpacked"] += self.whole_buckets
-            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.whole_buckets
             info["measurementsUnpacked"] += self.whole_rows
+            self.columnar += self.whole_buckets
             self.whole_buckets = self.whole_rows = 0
+        if self.columnar:  # (present in explain only once some bucket was)
+            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.columnar
+            self.columnar = 0
         if not self.seq:
             return
         pending, stretches = self.pending, self.stretches

@@ -236,6 +236,17 @@ def passing(ranges: list[dict[str, tuple[Any, Any]]], checks: list[tuple[str, An
     return out
 
 
+def passes(ranges: dict[str, tuple[Any, Any]], checks: list[tuple[str, Any, bool, Any, bool]] | None) -> bool:
+    """``passing`` of one bucket (the same test, one call: a bucket the ordinary way adds)."""
+    if checks is None:
+        return False
+    for path, low, low_strict, high, high_strict in checks:
+        v = ranges[path]
+        if not ((v[0] > low or (v[0] == low and not low_strict)) and (v[1] < high or (v[1] == high and not high_strict))):
+            return False
+    return True
+
+
 def passing_items(items: list[Any], at: int, checks: list[tuple[str, Any, bool, Any, bool]] | None) -> list[Any]:
     """``items`` (None or tuples holding a bucket's ``column_ranges`` at ``at``, and last the (min, max)
     of the first of the filter's columns in name order: ``first_range``) with None for those of which

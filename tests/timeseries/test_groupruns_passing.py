@@ -1,5 +1,6 @@
 """server/timeseries/groupruns.py: ``passing_items`` (the whole-bucket test of a chunk in one pass)
-keeps exactly the items ``passing`` says every row of passes."""
+keeps exactly the items ``passing`` says every row of passes, and ``passes`` (one bucket's test) says
+what ``passing`` says."""
 
 import math
 
@@ -7,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tidemark.timeseries.groupruns import first_range, passing, passing_items, range_checks
+from tidemark.timeseries.groupruns import first_range, passes, passing, passing_items, range_checks
 
 _VALUES = st.sampled_from([-2, -1, 0, 1, 2, 0.5, -0.0, math.inf, -math.inf])
 _OPS = st.sampled_from([np.greater, np.greater_equal, np.less, np.less_equal, np.equal])
@@ -28,3 +29,6 @@ def test_passing_items_keeps_what_passing_keeps(ranges, checks):
     items = [None if r is None else item(r) for r in ranges]
     known = iter(passing([item[1] for item in items if item is not None], merged))
     assert passing_items(items, 1, merged) == [item if item is not None and next(known) else None for item in items]
+
+    ranges_of = [item[1] for item in items if item is not None]
+    assert [passes(r, merged) for r in ranges_of] == passing(ranges_of, merged)

@@ -52,7 +52,7 @@ def _feed(batch, first, last, per_flush):
         t0 = (i % DAYS) * DAY + (i % 1000) * 1000
         times = np.array([t0, t0 + 1], dtype=np.int64)
         arrays = {"v": np.array([float(i % 7), 1.0])}
-        batch.add((times, arrays, None, None, bson.encode({"m": meta}), meta))
+        batch.add((times, arrays, None, None, bson.encode({"m": meta}), meta, None, None))
         if (i + 1) % per_flush == 0:
             batch.flush()
     batch.flush()
