@@ -116,21 +116,8 @@ def run(group: Any, buckets: Iterable[list[Any]], event_filter: Any, fields: set
     ``$limit``) follows the group (``group.last``), they may be BSON made straight from the group
     arrays (``DenseGroups.encoded``)."""
     context = ctx if ctx is not None else PipelineContext(allow_disk_use=True)
-
-    def execute() -> _Batch:
-        try:
-            return _grouped(group, buckets, event_filter, fields, info, context, column_filter)
-        except OrderMatters:
-            if in_order is None:
-                raise
-            planned, source = in_order
-            close = getattr(buckets, "close", None)
-            if close is not None:  # the newest-first scan's read is given back now, not when collected
-                close()
-            info["newestFirstAbandoned"] = True
-            return _grouped(planned, source(), event_filter, fields, info, context, column_filter)
-
-    return GroupOutput(execute, group.last if raw else None)
+    return GroupOutput((group, buckets, event_filter, fields, info, context, column_filter), in_order,
+                       group.last if raw else None)
 
 
 class GroupOutput:
@@ -138,16 +125,32 @@ class GroupOutput:
     stage right after it (``sort_result``, called by ``stages.SortStage``) from the groups' keys,
     before any document is built in first-seen order and sorted generically."""
 
-    def __init__(self, execute: Callable[[], _Batch], raw: str | None = None):
-        self._execute = execute
+    def __init__(self, args: tuple[Any, ...], in_order: tuple[Any, Callable[[], Iterable[list[Any]]]] | None,
+                 raw: str | None = None):
+        self._args = args  # ``_grouped``'s, computed when first asked for (``_done``)
+        self._in_order = in_order  # (``run``)
         self._raw = raw  # the last stage that may hand BSON to the cursor: "$group", "$sort" or None
         self._batch: _Batch | None = None
         self._it: Iterator[Any] | None = None  # documents, or ONE EncodedRun of them all (``raw``)
 
     def _done(self) -> _Batch:
-        if self._batch is None:
-            self._batch = self._execute()
-        return self._batch
+        batch = self._batch
+        if batch is None:
+            args = self._args
+            try:
+                batch = _grouped(*args)
+            except OrderMatters:
+                if self._in_order is None:
+                    raise
+                group, buckets, event_filter, fields, info, context, column_filter = args
+                planned, source = self._in_order
+                close = getattr(buckets, "close", None)
+                if close is not None:  # the newest-first scan's read is given back now, not when collected
+                    close()
+                info["newestFirstAbandoned"] = True
+                batch = _grouped(planned, source(), event_filter, fields, info, context, column_filter)
+            self._batch = batch
+        return batch
 
     def __iter__(self) -> GroupOutput:
         return self
@@ -304,7 +307,7 @@ class _Batch:
         here, inside ``run``'s answer: merging a group's generations may meet a tie whose winner shows
         the order (``newest_order.OrderMatters``: answered again in the generic order); its groups are
         few (those the k newest left standing)."""
-        if self.spilled():
+        if "groups" in self.__dict__ and self.groups.spilled:  # (``spilled``)
             self.materialize()
             if self.group.topk is not None:
                 self._merged = list(self.groups.results())
@@ -512,24 +515,9 @@ class _Batch:
             self._spill()
 
     def _runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
-        """The runs of a batch in arrival order that may reach the output: with a ``TopK``, only those
-        of the k newest truncated times (of the groups made and these runs) — an older run's group is
-        outranked for good."""
-        runs = self._all_runs(pending, stretches)
-        group = self.group
-        topk = group.topk
-        if topk is None or not runs.count:
-            return runs
-        truncs = runs.table[:, 0]
-        bound = topk.bound(truncs.astype(np.int64), group.unit_ms)
-        if bound is None:
-            return runs
-        keep = np.flatnonzero(truncs >= bound)
-        return runs if len(keep) == runs.count else runs.taken(keep)
-
-    def _all_runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
-        """The runs of a batch in arrival order: remembered ones of whole buckets, the others cut from
-        their rows."""
+        """The runs of a batch in arrival order (remembered ones of whole buckets, the others cut from
+        their rows) that may reach the output: with a ``TopK``, only those of the k newest truncated
+        times (of the groups made and these runs) — an older run's group is outranked for good."""
         refs: list[Any] = []
         seqs: list[int] = []
         owners: list[int] = []
@@ -539,39 +527,54 @@ class _Batch:
             seqs.extend(range(first, first + len(part)))
             owners.extend(indexes)
             returned += n_rows
-        taken = len(refs)
-        cut = []
-        for times, arrays, index, seq, whole in pending:
-            if whole is not None:
-                refs.append(whole)
-                seqs.append(seq)
-                owners.append(index)
-                returned += len(times)
-            else:
-                cut.append((times, arrays, index, seq))
-        if 0 < taken < len(refs):  # both kinds: back in arrival order
-            order = sorted(range(len(refs)), key=seqs.__getitem__)
-            refs, seqs, owners = [refs[i] for i in order], [seqs[i] for i in order], [owners[i] for i in order]
-        self.info["measurementsReturned"] += returned
+        cut = pending  # (as they are while no bucket of them is taken whole: no list made per bucket)
+        for entry in pending:
+            if entry[4] is not None:
+                taken = len(refs)
+                cut = []
+                for times, arrays, index, seq, whole in pending:
+                    if whole is not None:
+                        refs.append(whole)
+                        seqs.append(seq)
+                        owners.append(index)
+                        returned += len(times)
+                    else:
+                        cut.append((times, arrays, index, seq))
+                if taken:  # both kinds: back in arrival order
+                    order = sorted(range(len(refs)), key=seqs.__getitem__)
+                    refs, seqs, owners = [refs[i] for i in order], [seqs[i] for i in order], [owners[i] for i in order]
+                break
+        info = self.info
+        info["measurementsReturned"] += returned
         group = self.group
         timed = group.unit_ms is not None
-        width = len(group.fields)
-        if not cut:
-            return Runs.remembered(width, timed, refs, seqs, owners)
-        times, arrays, firsts, owners_of, seqs_of = self._rows(cut, group.columns)
-        n = len(times)
-        self.info["measurementsReturned"] += n
-        if not n:
-            return Runs.remembered(width, timed, refs, seqs, owners)
-        trunc = truncated(times, group.unit_ms)
-        starts, at = _run_starts(n, firsts, None, trunc)  # (every bucket's sequence differs)
-        rows = summarize(group, times, arrays, starts, trunc, seqs_of[at], owners_of[at])
-        if not refs:
-            return rows
-        runs = Runs.remembered(width, timed, refs, seqs, owners)
-        both = Runs.joined(width, timed, [(0, 0, runs), (0, 0, rows)])
-        both.seq, both.owner = np.concatenate([runs.seq, rows.seq]), np.concatenate([runs.owner, rows.owner])
-        return both.taken(np.argsort(both.seq, kind="stable"))
+        rows: Runs | None = None  # the runs cut from rows
+        if cut:
+            times, arrays, firsts, owners_of, seqs_of = self._rows(cut, group.columns)
+            n = len(times)
+            info["measurementsReturned"] += n
+            if n:
+                trunc = truncated(times, group.unit_ms)
+                starts, at = _run_starts(n, firsts, None, trunc)  # (every bucket's sequence differs)
+                rows = summarize(group, times, arrays, starts, trunc, seqs_of[at], owners_of[at])
+        if rows is None:
+            runs = Runs.remembered(len(group.fields), timed, refs, seqs, owners)
+        elif not refs:
+            runs = rows
+        else:
+            known = Runs.remembered(len(group.fields), timed, refs, seqs, owners)
+            both = Runs.joined(len(group.fields), timed, [(0, 0, known), (0, 0, rows)])
+            both.seq, both.owner = np.concatenate([known.seq, rows.seq]), np.concatenate([known.owner, rows.owner])
+            runs = both.taken(np.argsort(both.seq, kind="stable"))
+        topk = group.topk
+        if topk is None or not runs.count:
+            return runs
+        truncs = runs.table[:, 0]
+        bound = topk.bound(truncs.astype(np.int64), group.unit_ms)
+        if bound is None:
+            return runs
+        keep = np.flatnonzero(truncs >= bound)
+        return runs if len(keep) == runs.count else runs.taken(keep)
 
     def _rows(self, pending: list[Any], columns: list[Any]) -> tuple[Any, ...]:
         """Concatenated rows of ``pending`` (times, arrays, meta index, sequence) passing the filter, as
@@ -585,8 +588,10 @@ class _Batch:
         if not pending:
             empty = np.zeros(0, dtype=np.int64)
             return empty, {name: np.zeros(0) for name in columns}, empty, empty, empty
-        if len(pending) == 1:
-            times, arrays, index, seq = pending[0]
+        several = len(pending) > 1
+        if not several:  # (entries may carry more than these four)
+            first = pending[0]
+            times, arrays, index, seq = first[0], first[1], first[2], first[3]
         else:
             times = np.concatenate(list(map(_TIMES, pending)))
             arrays = {}  # the filter's other columns
@@ -603,7 +608,7 @@ class _Batch:
             if bound is not None:
                 hit = times >= bound
                 mask = hit if mask is None else mask & hit
-        if len(pending) > 1:
+        if several:
             return _gathered(pending, columns, times, arrays, mask)
         if mask is not None:
             rows = mask.nonzero()[0]
@@ -617,7 +622,7 @@ class _Batch:
 
     def _flush_rows(self, pending: list[Any], count: bool = True) -> None:
         """The generic way: runs of one meta and truncated time fed to the generic accumulators."""
-        times, arrays, firsts, owners_of, _ = self._rows([p[:4] for p in pending], self.group.columns)
+        times, arrays, firsts, owners_of, _ = self._rows(pending, self.group.columns)
         n = len(times)
         if count:
             self.info["measurementsReturned"] += n
@@ -694,16 +699,18 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
         found = joined.get(name)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
+    k = len(pending)
     if mask is None:
-        stretches: list[tuple[int, int, int]] | None = [(b, edges[b], edges[b + 1]) for b in range(len(pending))
+        stretches: list[tuple[int, int, int]] | None = [(b, edges[b], edges[b + 1]) for b in range(k)
                                                         if edges[b + 1] > edges[b]]
         every = True
     else:
         changes = (mask[1:] != mask[:-1]).nonzero()[0]
-        on = bool(mask[0]) if len(mask) else False
-        every = on and not len(changes)
+        n_changes = len(changes)
+        on = bool(mask[0]) if edges[-1] else False  # (edges[-1]: the rows, the mask's length)
+        every = on and not n_changes
         # (one stretch per bucket changes the mask at most twice in each)
-        stretches = _stretches(edges, (changes + 1).tolist(), on) if len(changes) <= 2 * len(pending) else None
+        stretches = _stretches(edges, (changes + 1).tolist(), on) if n_changes <= 2 * k else None
     if stretches is None:  # some bucket keeps rows apart: the rows taken from the joined columns
         assert mask is not None
         rows = mask.nonzero()[0]

@@ -211,7 +211,9 @@ def range_checks(group: Any) -> list[tuple[str, Any, bool, Any, bool]] | None:
     for path, op, operand in group.conditions:
         if operand != operand:
             return None
-        bounds = merged.setdefault(path, [-math.inf, False, math.inf, False])
+        if path not in merged:
+            merged[path] = [-math.inf, False, math.inf, False]
+        bounds = merged[path]
         if op in (np.greater, np.greater_equal, np.equal):
             strict = op is np.greater
             if operand > bounds[0] or (operand == bounds[0] and strict):
