@@ -205,8 +205,9 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
         if batch.rows >= BATCH_ROWS:
             batch.flush()
 
+    exact = group.conditions_exact  # (else nothing is taken whole from its remembered parts)
     for chunk in chunks:
-        known = batch.remembered(chunk)
+        known = batch.remembered(chunk) if exact else None
         if known is None:  # nothing remembered: every bucket the ordinary way
             for view in chunk:
                 ordinary(view)
@@ -332,10 +333,10 @@ class _Batch:
         filter column ranges, meta token, meta, the first filter column's min and max) when it is a
         stored bucket the ordinary way saw, else
         None (the ordinary way remembers them for the next read); None when the groups are not NumPy
-        totals or the filter is not exact. ``passing_items`` of them: what ``take`` takes whole (every
+        totals (asked only when the filter is exact: ``group.conditions_exact``). ``passing_items`` of them: what ``take`` takes whole (every
         row passes the filter, decided from the ranges, the chunk at once); the others go the ordinary
         way from these parts."""
-        if self.dense is None or not self.group.conditions_exact:
+        if self.dense is None:
             return None
         key, gather = self.whole_key, self._gather
         # (gathered once from what the ordinary way remembered; one pass: the step per bucket is the cost)
