@@ -80,6 +80,7 @@ from tidemark.timeseries.rowfilter import ColumnFilter, accepted
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _TIMES, _REF, _TOKEN = itemgetter(0), itemgetter(2), itemgetter(4)  # parts of ``_Batch.remembered``'s tuples
+_INDEX, _SEQ, _WHOLE = itemgetter(2), itemgetter(3), itemgetter(4)  # parts of ``_Batch.pending``'s tuples
 _EXACT_SUM = float(2**53)
 BATCH_ROWS = 1 << 18  # rows gathered before a batch is cut into runs
 BUCKET_TICKS = 16  # interruption ticks per bucket decoded or unpacked: a real check every 16 (interrupt.py)
@@ -528,19 +529,16 @@ class _Batch:
             seqs.extend(range(first, first + len(part)))
             owners.extend(indexes)
             returned += n_rows
-        cut = pending  # (as they are while no bucket of them is taken whole: no list made per bucket)
+        cut = pending  # (as they are while no bucket of them is taken whole)
         for entry in pending:
-            if entry[4] is not None:
+            if entry[4] is not None:  # some are: split, a few calls per batch, none per bucket
                 taken = len(refs)
-                cut = []
-                for times, arrays, index, seq, whole in pending:
-                    if whole is not None:
-                        refs.append(whole)
-                        seqs.append(seq)
-                        owners.append(index)
-                        returned += len(times)
-                    else:
-                        cut.append((times, arrays, index, seq))
+                wholes = [p for p in pending if p[4] is not None]
+                cut = [p for p in pending if p[4] is None]
+                refs.extend(map(_WHOLE, wholes))
+                seqs.extend(map(_SEQ, wholes))
+                owners.extend(map(_INDEX, wholes))
+                returned += sum(map(len, map(_TIMES, wholes)))
                 if taken:  # both kinds: back in arrival order
                     order = sorted(range(len(refs)), key=seqs.__getitem__)
                     refs, seqs, owners = [refs[i] for i in order], [seqs[i] for i in order], [owners[i] for i in order]
@@ -697,7 +695,7 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
     edges = list(accumulate(map(len, map(_TIMES, pending)), initial=0))  # bucket b: rows [edges[b], edges[b + 1])
 
     def whole(name: str) -> np.ndarray:
-        found = joined.get(name)
+        found = joined.get(name) if joined else None  # (no filter column but the time: nothing joined)
         return found if found is not None else np.concatenate([p[1][name] for p in pending])
 
     k = len(pending)
@@ -727,7 +725,7 @@ def _gathered(pending: list[Any], columns: list[Any], times: np.ndarray, joined:
         return times, {name: whole(name) for name in columns}, keys[:, 0], keys[:, 1], keys[:, 2]
     arrays = {}
     for name in columns:
-        found = joined.get(name)
+        found = joined.get(name) if joined else None
         if found is not None:
             arrays[name] = found[mask]
         elif stretches:

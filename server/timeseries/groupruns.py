@@ -38,12 +38,13 @@ class Runs:
     accumulator: how many joined parts held a value that is not integral, the sum of their absolute
     values, how many held a ``-0.0``: each merges by a sum, so joining parts is one reduction."""
 
-    __slots__ = ("seq", "owner", "table", "facts", "timed")
+    __slots__ = ("seq", "owner", "table", "facts", "timed", "_width")
 
     def __init__(self, table: np.ndarray, facts: np.ndarray, timed: bool, seq: np.ndarray | None = None,
                  owner: np.ndarray | None = None):
         """``seq``/``owner`` None: zeros (the caller's to set)."""
         self.table, self.facts, self.timed = table, facts, timed
+        self._width = table.shape[1] - _VALUES  # the accumulators (``facts`` holds 3 of each)
         self.seq = seq if seq is not None else np.zeros(table.shape[0], dtype=np.int64)
         self.owner = owner if owner is not None else np.zeros(table.shape[0], dtype=np.int64)
 
@@ -54,17 +55,15 @@ class Runs:
     def values(self, j: int) -> np.ndarray:
         return self.table[:, _VALUES + j]
 
-    def _fact(self, kind: int, j: int) -> float:
-        return float(self.facts[kind * (len(self.facts) // 3) + j])
-
+    # (each reads its fact itself: these are asked per accumulator and batch)
     def integral(self, j: int) -> bool:
-        return self._fact(_FRACTIONAL, j) == 0.0
+        return float(self.facts[_FRACTIONAL * self._width + j]) == 0.0
 
     def abs_sum(self, j: int) -> float:
-        return self._fact(_ABS_SUM, j)
+        return float(self.facts[_ABS_SUM * self._width + j])
 
     def neg_zero(self, j: int) -> bool:
-        return bool(self._fact(_NEG_ZERO, j))
+        return bool(self.facts[_NEG_ZERO * self._width + j])
 
     @classmethod
     def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:
