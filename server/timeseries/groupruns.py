@@ -168,8 +168,10 @@ def summarize(group: Any, times: np.ndarray, arrays: dict[str, Any], starts: np.
                 ends[:-1] = starts[1:]
                 ends[-1:] = n
             picked = pick(name, column, starts, ends)  # type: ignore[arg-type]  # (ends: a $last's)
-        if name in ("$max", "$min") and column.dtype.kind == "f" and _ANY(picked == 0.0):
-            # equal zeros of both signs: the generic accumulator keeps the first, a reduction may not
+        if name in ("$max", "$min") and column.dtype.kind == "f" and not _ALL(picked):
+            # a zero won (a double is false exactly when it is a zero of either sign: one reduction, no
+            # comparison array): of equal zeros of both signs the generic accumulator keeps the first, a
+            # reduction may not
             facts[_NEG_ZERO * width + j] = 1.0 if _ANY(np.signbit(column) & (column == 0.0)) else 0.0
         table[:, _VALUES + j] = picked
     return Runs(table, facts, trunc is not None, seq, owner)
