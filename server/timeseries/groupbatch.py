@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from itertools import accumulate
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -214,18 +214,18 @@ def _grouped(group: Any, chunks: Iterable[list[Any]], event_filter: Any, fields:
                 ordinary(view)
             continue
         wholes = passing_items(known, 3, batch._checks)
-        start = 0
+        start, size = 0, len(chunk)
         cut: list[Any] = []  # remembered parts of buckets in a row that are not taken whole, added at once
         # each stretch of buckets found whole is taken at once, as far as the groups stay NumPy totals;
         # the bucket after it, and any the groups no longer take whole, go the ordinary way: from their
         # remembered parts (a bucket the filter cuts, as ``passing_items`` said, or one not taken: not
         # whole either way), else from the view
-        for stop in [k for k, whole in enumerate(wholes) if whole is None] + [len(chunk)]:
+        for stop in [k for k, whole in enumerate(wholes) if whole is None] + [size]:
             if stop > start and cut:
                 batch.add_cut(cut)
                 cut = []
             taken = batch.take(wholes[start:stop]) if stop > start else 0
-            for at in range(start + taken, min(stop + 1, len(chunk))):
+            for at in range(start + taken, stop + 1 if stop < size else size):
                 parts = known[at]
                 if parts is not None:
                     cut.append(parts)
@@ -363,36 +363,40 @@ class _Batch:
         ``BATCH_ROWS`` (as after each bucket one at a time); how many were taken: all, or those before
         the groups stopped being NumPy totals (the rest go the generic way)."""
         done = 0
-        for part, rows in self._flush_steps(wholes):
+        for part, count, rows in self._flush_steps(wholes):
             if self.dense is None:
                 break
             meta_index = self._meta_index
-            found = list(map(meta_index.get, map(_TOKEN, part)))
-            if None in found:  # metas seen first: numbered in order
-                found = [self._meta(whole[4], whole[5]) if index is None else index
-                         for index, whole in zip(found, part, strict=True)]
-            indexes = cast(list[int], found)
+            indexes: list[Any] = list(map(meta_index.get, map(_TOKEN, part)))
+            if None in indexes:  # metas seen first: numbered in order
+                indexes = [self._meta(whole[4], whole[5]) if index is None else index
+                           for index, whole in zip(indexes, part, strict=True)]
             self.stretches.append((self.seq, part, indexes, rows))
-            self.seq += len(part)
+            self.seq += count
             self.rows += rows
             self.whole_rows += rows
-            self.whole_buckets += len(part)
-            done += len(part)
+            self.whole_buckets += count
+            done += count
         return done
 
-    def _flush_steps(self, items: list[Any]) -> Iterator[tuple[list[Any], int]]:
-        """``items`` (tuples with a bucket's times first) in order as (part, its rows), each part ending
-        at the first bucket whose rows bring the batch to ``BATCH_ROWS``; the batch is flushed after the
-        caller added such a part (as after each bucket one at a time). A caller may stop early."""
-        done = 0
-        while done < len(items):
+    def _flush_steps(self, items: list[Any]) -> Iterator[tuple[list[Any], int, int]]:
+        """``items`` (tuples with a bucket's times first) in order as (part, its buckets, its rows), each
+        part ending at the first bucket whose rows bring the batch to ``BATCH_ROWS``; the batch is
+        flushed after the caller added such a part (as after each bucket one at a time). A caller may
+        stop early."""
+        done, n = 0, len(items)
+        while done < n:
             part = items[done:] if done else items
+            left = n - done
             ends = list(accumulate(map(len, map(_TIMES, part)), initial=self.rows))  # rows gathered after each bucket
-            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any
-            part = part[:k]
-            yield part, ends[len(part)] - self.rows
-            done += len(part)
-            if k < len(ends):
+            k = bisect_left(ends, BATCH_ROWS, 1)  # the first bucket reaching BATCH_ROWS, if any (ends: left + 1)
+            reached = k <= left
+            if reached and k < left:
+                part = part[:k]
+            count = k if reached else left
+            yield part, count, ends[count] - self.rows
+            done += count
+            if reached:
                 self.flush()
 
     def parts(self, view: Any, times: np.ndarray, arrays: dict[str, Any]) -> tuple[Any, ...]:
@@ -448,15 +452,16 @@ class _Batch:
         no longer NumPy totals), flushing whenever the rows gathered reach ``BATCH_ROWS`` (as after
         each bucket one at a time)."""
         info = self.info
-        interrupt.tick(BUCKET_TICKS * len(cut))  # decoded or unpacked: a bucket's worth of work each
-        info["bucketsUnpacked"] += len(cut)
-        info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + len(cut)
+        n = len(cut)
+        interrupt.tick(BUCKET_TICKS * n)  # decoded or unpacked: a bucket's worth of work each
+        info["bucketsUnpacked"] += n
+        self.columnar += n
         meta = self._meta
-        for part, rows in self._flush_steps(cut):
+        for part, count, rows in self._flush_steps(cut):
             seq = self.seq
             self.pending.extend([(whole[0], whole[1], meta(whole[4], whole[5]), seq + i, None)
                                  for i, whole in enumerate(part)])
-            self.seq += len(part)
+            self.seq += count
             self.rows += rows
             info["measurementsUnpacked"] += rows
 
