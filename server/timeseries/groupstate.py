@@ -318,12 +318,13 @@ class DenseGroups:
         self.slot_owner = self.slot_trunc = _NO_INTS
         self._slot_metas: list[int] = []  # the distinct meta indexes of ``slot_owner``, ascending
         self.timed = group.unit_ms is not None
-        # False while every slot's _id is from a template (``_templated_slots``: keys matched as arrays),
+        # False while every slot's _id is from a template (``slots``: keys matched as arrays),
         # True once ``_loop`` took over (the dicts, from then on)
         self._looping = False
         self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
-        self._keys = (_NO_INTS, _NO_INTS, _NO_INTS)
+        self._keys: tuple[np.ndarray | None, np.ndarray, np.ndarray] = (_NO_INTS, _NO_INTS, _NO_INTS)
+        self._key_code: Any = None  # every known key's code while they are one (``_keys``' codes then None)
         self._generic_keys = False
         # ``_loop``'s cache of run tokens (meta index, truncated ms) -> slot: each slot's first token
         # (``_slot_tokens``) and those met since, rebuilt from the slots when it outgrows them
@@ -332,7 +333,7 @@ class DenseGroups:
         # meta index -> the offsets of its element's dates (``groupbson.date_offsets``), made with it
         self._date_at: dict[int, list[int] | None] = {}
         # the generic stage's count of the groups (``used``): ``_used`` of the slots ``_loop`` made, and the
-        # first ``_templated`` slots (``_templated_slots``: their ids one size per meta) counted when asked
+        # first ``_templated`` slots (``slots``: their ids one size per meta) counted when asked
         self._used = 0
         self._templated = 0
         self._id_sizes: dict[int, int] = {}  # meta index -> approx_size of its ids (template ids)
@@ -346,7 +347,7 @@ class DenseGroups:
     def _grow(self, need: int) -> None:
         if need <= self._cap:
             return
-        cap = max(1024, self._cap * 2, need)
+        cap = max(self._cap * 2, need)  # (the first feed's groups exactly: most queries feed once)
         for states, state in zip(self._facts.states, self._state, strict=True):
             for name, fill, dtype in states:
                 old = state.get(name)
@@ -357,19 +358,80 @@ class DenseGroups:
                 state[name] = grown
         self._cap = cap
 
-    def slots(self, owners: np.ndarray, truncs: np.ndarray | None,
-              first_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def slots(self, owners: np.ndarray, truncs: np.ndarray | None, first_times: np.ndarray,
+              meta: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The slot of each run token (meta index, truncated ms; ``truncs`` None when the group truncates
         no time; a token may repeat), slots created in token order when new, and the positions of the
-        tokens that made one (a new key's first)."""
-        templated = self._templated_slots(owners, truncs, first_times)
-        if templated is not None:
-            return templated
-        return self._loop(owners.tolist(), [None] * len(owners) if truncs is None else truncs.tolist(),
-                          first_times.tolist())
+        tokens that made one (a new key's first): as many as the tokens only when every token made one,
+        so the slots are then the next ones in order (``feed`` reads that). ``meta``: every token's meta
+        index, when the caller knows them all one (a ``_id`` that reads no meta path).
 
-    def _loop(self, owners: list[Any], truncs: list[Any], first_times: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+        While every meta of these runs has a template ``_id`` (made here for a meta seen first), the
+        group key is (the template's part, truncated ms), found among the known keys by one sort
+        (``_keyed_slots``), and the new slots' ids are left to ``_filled_ids`` (a document made straight as
+        BSON needs none); else, from then on, a token at a time by the dicts (``_loop``)."""
+        if self._looping:
+            return self._loop(owners, truncs, first_times)
+        ids, ctx = self._ids, self.ctx
+        templates = ids.templates
+        if meta is None:
+            metas, where = _distinct(owners)
+            meta_list, firsts = metas.tolist(), where.tolist()
+        else:
+            metas, meta_list, firsts = None, [meta], [0]
+        # per meta: its key code (the template's part, and whether the key has no time: 2 part + 1)
+        meta_codes, meta_timeless = [], []
+        for owner, i in zip(meta_list, firsts, strict=True):
+            if owner not in templates:  # a template depends only on the meta: made in any order
+                ids.learn(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
+            template = templates[owner]
+            if template is None:
+                return self._loop(owners, truncs, first_times)
+            timeless = template[2] is None
+            meta_codes.append(template[1] * 2 + 1 if timeless or truncs is None else template[1] * 2)
+            meta_timeless.append(timeless)
+        n = len(owners)
+        token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
+        have = len(self.ids)
+        # the group key as two integers: (part, truncated ms), or (part, no time) as another code
+        code, codes = None, None
+        if metas is None or len(meta_list) == 1:  # (one meta: its code is every token's)
+            code = meta_codes[0]
+            key_truncs = np.zeros(n, dtype=np.int64) if truncs is None or meta_timeless[0] else token_truncs
+        else:
+            at = metas.searchsorted(owners)  # each token's meta (its position in ``metas``)
+            codes = np.array(meta_codes, dtype=np.int64)[at]
+            if truncs is None or all(meta_timeless):
+                key_truncs = np.zeros(n, dtype=np.int64)
+            elif any(meta_timeless):  # (metas of both kinds)
+                key_truncs = np.where(np.array(meta_timeless)[at], 0, token_truncs)
+            else:
+                key_truncs = token_truncs
+        slots, new_at = self._keyed_slots(code, codes, key_truncs, have)
+        made = len(new_at)
+        if made:
+            every = made == n  # (every token a new key: new_at is every position, in order)
+            new_owners = owners if every else owners[new_at]
+            new_truncs = token_truncs if every else token_truncs[new_at]
+            self.ids.extend([_LAZY] * made)
+            self._lazy = True
+            self._add_slots(new_owners, new_truncs, meta_list if len(meta_list) == 1 else None)
+            topk = self.group.topk
+            if topk is not None and truncs is not None:
+                topk.offer_many(new_truncs)
+            # the generic stage's accounting (``used``): past the limit 292, or with allowDiskUse a spill by
+            # the caller once the runs are fed
+            self._templated += made
+            if not ctx.allow_disk_use and self.over(ctx.group_memory_limit):
+                raise _memory_error(ctx.group_memory_limit)
+        return slots, new_at
+
+    def _loop(self, owner_array: np.ndarray, trunc_array: np.ndarray | None,
+              first_array: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``slots`` a token at a time, by the dicts (made from the key arrays when first needed)."""
+        owners: list[Any] = owner_array.tolist()
+        truncs: list[Any] = [None] * len(owners) if trunc_array is None else trunc_array.tolist()
+        first_times: list[Any] = first_array.tolist()
         if not self._looping:
             self._looping = True
             self.slot_of_token, self.slot_of_key = self._slot_tokens(), self._key_table()
@@ -483,90 +545,40 @@ class DenseGroups:
         if self._looping:
             self.slot_of_token = self._slot_tokens()
 
-    def _templated_slots(self, owners: np.ndarray, truncs: np.ndarray | None,
-                         first_times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """``slots`` when every meta of these runs has a template ``_id`` (made here for a meta seen first):
-        the group key is (the template's part, truncated ms), found among the known keys by one sort
-        (``_keyed_slots``), and the new slots' ids are left to ``_filled_ids`` (a document made straight as BSON
-        needs none). None otherwise (``_loop``)."""
-        if self._looping:
-            return None
-        ids, ctx = self._ids, self.ctx
-        templates = ids.templates
-        metas, where = _distinct(owners)
-        meta_list = metas.tolist()
-        # per meta: its key code (the template's part, and whether the key has no time: 2 part + 1)
-        meta_codes, meta_timeless = [], []
-        for owner, i in zip(meta_list, where.tolist(), strict=True):
-            if owner not in templates:  # a template depends only on the meta: made in any order
-                ids.learn(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
-            template = templates[owner]
-            if template is None:
-                return None
-            timeless = template[2] is None
-            meta_codes.append(template[1] * 2 + 1 if timeless or truncs is None else template[1] * 2)
-            meta_timeless.append(timeless)
-        n = len(owners)
-        one = len(meta_list) == 1  # (most batches of a one-series query, or of a _id reading no meta)
-        token_truncs = np.zeros(n, dtype=np.int64) if truncs is None else truncs
-        have = len(self.ids)
-        # the group key as two integers: (part, truncated ms), or (part, no time) as another code
-        if one:  # the meta's code is every token's
-            codes = np.empty(n, dtype=np.int64)
-            codes.fill(meta_codes[0])
-            key_truncs = np.zeros(n, dtype=np.int64) if truncs is None or meta_timeless[0] else token_truncs
-        else:
-            at = metas.searchsorted(owners)  # each token's meta (its position in ``metas``)
-            codes = np.array(meta_codes, dtype=np.int64)[at]
-            if truncs is None or all(meta_timeless):
-                key_truncs = np.zeros(n, dtype=np.int64)
-            elif any(meta_timeless):  # (metas of both kinds)
-                key_truncs = np.where(np.array(meta_timeless)[at], 0, token_truncs)
-            else:
-                key_truncs = token_truncs
-        slots, new_at = self._keyed_slots(codes, key_truncs, have)
-        made = len(new_at)
-        if made:
-            every = made == n  # (every token a new key: new_at is every position, in order)
-            new_owners = owners if every else owners[new_at]
-            new_truncs = token_truncs if every else token_truncs[new_at]
-            self.ids.extend([_LAZY] * made)
-            self._lazy = True
-            self._add_slots(new_owners, new_truncs, meta_list if one else None)
-            topk = self.group.topk
-            if topk is not None and truncs is not None:
-                topk.offer_many(new_truncs)
-            # the generic stage's accounting (``used``): past the limit 292, or with allowDiskUse a spill by
-            # the caller once the runs are fed
-            self._templated += made
-            if not ctx.allow_disk_use and self.over(ctx.group_memory_limit):
-                raise _memory_error(ctx.group_memory_limit)
-        return slots, new_at
-
-    def _keyed_slots(self, codes: np.ndarray, truncs: np.ndarray, have: int) -> tuple[np.ndarray, np.ndarray]:
-        """(slot of each key (``codes``, ``truncs``): the template part's code and truncated ms, the keys
-        known so far (``_keys``) or new ones numbered from ``have`` in first-seen order; the positions of
-        the keys that made a slot): one stable lexicographic sort of the known and the new keys (a key's
-        first position leads its stretch, the known keys' before the new ones'), no loop."""
+    def _keyed_slots(self, code: int | None, codes: np.ndarray | None, truncs: np.ndarray,
+                     have: int) -> tuple[np.ndarray, np.ndarray]:
+        """(slot of each key (``codes``, ``truncs``: the template part's code — ``code`` when it is every
+        key's — and the truncated ms), the keys known so far (``_keys``) or new ones numbered from ``have``
+        in first-seen order; the positions of the keys that made a slot): one stable lexicographic sort
+        of the known and the new keys (a key's first position leads its stretch, the known keys' before
+        the new ones'), no loop. Keys of one code (a ``_id`` reading no meta, or one meta's) sort by the
+        times alone."""
         known_codes, known_truncs, known_slots = self._keys
-        m, n = len(known_codes), len(codes)
-        all_codes, all_truncs = (np.concatenate([known_codes, codes]), np.concatenate([known_truncs, truncs])) \
-            if m else (codes, truncs)
+        m, n = len(known_truncs), len(truncs)
+        all_truncs = np.concatenate([known_truncs, truncs]) if m else truncs
         starts = np.empty(m + n, dtype=bool)
         starts[:1] = True
-        if m + n and not _ANY(all_codes != all_codes[0]):  # one code (a _id reading no meta, or one
-            order = all_truncs.argsort(kind="stable")  # meta's): the times alone, one stable sort
+        all_codes: np.ndarray | None = None  # (None: every key's code is ``code``)
+        one = code is not None and (not m or self._key_code == code)
+        if one:  # the times alone, one stable sort
+            order = all_truncs.argsort(kind="stable")
             sorted_truncs = all_truncs[order]
             np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
         else:
+            if codes is None:  # (one code, the known keys' others)
+                codes = np.empty(n, dtype=np.int64)
+                codes.fill(code)
+            all_codes = np.concatenate([self._known_codes(), codes]) if m else codes
             order = np.lexsort((all_truncs, all_codes))
             sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
             np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
             starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
+        key_code = code if one else None
         if _ALL(starts):  # no key repeats: every token's is new, numbered in token order
             created = np.arange(n, dtype=np.int64)
-            new_slots = created + have
+            new_slots = created + have if have else created
             self._keys = (all_codes, all_truncs, np.concatenate([known_slots, new_slots]) if m else new_slots)
+            self._key_code = key_code
             return new_slots, created
         key_of = np.empty(m + n, dtype=np.int64)
         key_of[order] = starts.cumsum() - 1
@@ -584,15 +596,27 @@ class DenseGroups:
         new_slots = np.arange(have, have + len(created), dtype=np.int64)
         slot_of[new_keys] = new_slots
         if len(created):
-            self._keys = (np.concatenate([known_codes, codes[created]]), np.concatenate([known_truncs, truncs[created]]),
-                          np.concatenate([known_slots, new_slots])) if m else (codes[created], truncs[created], new_slots)
+            self._keys = (None if all_codes is None else
+                          np.concatenate([all_codes[:m], all_codes[created + m]]) if m else all_codes[created],
+                          np.concatenate([known_truncs, truncs[created]]) if m else truncs[created],
+                          np.concatenate([known_slots, new_slots]) if m else new_slots)
+            self._key_code = key_code
         return slot_of[key_of[m:]] if m else slot_of[key_of], created
+
+    def _known_codes(self) -> np.ndarray:
+        """The codes of ``_keys`` (kept as None while they are one, ``_key_code``)."""
+        codes, truncs, _ = self._keys
+        if codes is None:
+            codes = np.empty(len(truncs), dtype=np.int64)
+            codes.fill(self._key_code)
+        return codes
 
     def _key_table(self) -> dict[Any, int]:
         """{group key: slot} of ``_keys`` as ``_IdMaker.make`` keys them ((part, truncated ms or None))."""
-        codes, truncs, slots = self._keys
+        _, truncs, slots = self._keys
         return {(code >> 1, None if code & 1 else trunc): slot
-                for code, trunc, slot in zip(codes.tolist(), truncs.tolist(), slots.tolist(), strict=True)}
+                for code, trunc, slot in zip(self._known_codes().tolist(), truncs.tolist(), slots.tolist(),
+                                             strict=True)}
 
     def _filled_ids(self) -> list[Any]:
         """Every slot's ``_id``, those from a template made now (once)."""
@@ -606,19 +630,6 @@ class DenseGroups:
             self._lazy = False
         return self.ids
 
-    def _run_slots(self, runs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(slot of each run, the first run of each new slot, row counts): ``slots`` asked once for all
-        the runs' tokens (meta index, truncated ms) in run order, repeats and all (keys matched as
-        arrays by one sort, or the dicts: no distinct-token pass first). A ``_id`` that reads no meta
-        path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
-        table = runs.table
-        n = len(table)
-        owner = runs.owner if self.group.id_meta else np.zeros(n, dtype=np.int64)
-        # (truncated ms, first ms, row count) of the runs: one cast, each a contiguous row
-        heads = table[:, :3].T.astype(np.int64, order="C")
-        slots, created = self.slots(owner, heads[0] if runs.timed else None, heads[1])
-        return slots, created, heads[2]
-
     # -- feeding
     def acceptable(self, runs: Any) -> bool:
         """True when these runs' values can join the NumPy state exactly (see the module)."""
@@ -631,30 +642,56 @@ class DenseGroups:
         return True
 
     def feed(self, runs: Any) -> None:
-        """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes)."""
-        slots, created, counts = self._run_slots(runs)
-        self._grow(len(self.ids))
+        """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes). ``slots`` is asked once
+        for all the runs' tokens (meta index, truncated ms) in run order, repeats and all (keys matched
+        as arrays by one sort, or the dicts: no distinct-token pass first). A ``_id`` that reads no meta
+        path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
+        # (truncated ms, first ms, row count) of the runs: one cast, each a contiguous row
+        heads = runs.table[:, :3].T.astype(np.int64, order="C")
+        truncs = heads[0] if runs.timed else None
+        have = len(self.ids)
+        if self.group.id_meta:
+            slots, created = self.slots(runs.owner, truncs, heads[1])
+        else:
+            slots, created = self.slots(np.zeros(heads.shape[1], dtype=np.int64), truncs, heads[1], 0)
+        counts = heads[2]
+        n = len(self.ids)
+        if n > self._cap:
+            self._grow(n)
+        # every run made a slot (``slots``): they are have..n in run order, each fed once, so a ufunc's
+        # ``at`` is the ufunc over that slice of the state (a view), a $first/$last the values themselves
+        fresh = slice(have, n) if len(created) == len(slots) else None
         tf = self.group.time_field
         for j, (_, spec) in enumerate(self.group.fields):
             state, name = self._state[j], spec.name
+            fed: tuple[tuple[Any, np.ndarray, np.ndarray], ...]  # (ufunc, state, values) of ``ufunc.at``
             if spec.field is None:  # $count
-                np.add.at(state["count"], slots, counts)
-                continue
-            values = runs.values(j).astype(np.int64) if spec.field == tf else runs.values(j)
-            if name in ("$sum", "$avg"):
-                self._abs_fed[j] += runs.abs_sum(j)
-                np.add.at(state["total"], slots, values)
-                np.add.at(state["count"], slots, counts)
-            elif name == "$max":
-                np.maximum.at(state["value"], slots, values)
-            elif name == "$min":
-                np.minimum.at(state["value"], slots, values)
-            elif name == "$first":
-                if len(created):
-                    state["value"][slots[created]] = values[created]
-            else:  # $last: each slot's last run here
-                unique, at = np.unique(slots[::-1], return_index=True)
-                state["value"][unique] = values[len(slots) - 1 - at]
+                fed = ((np.add, state["count"], counts),)
+            else:
+                values = runs.values(j).astype(np.int64) if spec.field == tf else runs.values(j)
+                if name in ("$sum", "$avg"):
+                    self._abs_fed[j] += runs.abs_sum(j)
+                    fed = ((np.add, state["total"], values), (np.add, state["count"], counts))
+                elif name == "$max":
+                    fed = ((np.maximum, state["value"], values),)
+                elif name == "$min":
+                    fed = ((np.minimum, state["value"], values),)
+                else:
+                    if fresh is not None:  # $first, $last: each slot's one run
+                        state["value"][fresh] = values
+                    elif name == "$first":
+                        if len(created):
+                            state["value"][slots[created]] = values[created]
+                    else:  # $last: each slot's last run here
+                        unique, at = np.unique(slots[::-1], return_index=True)
+                        state["value"][unique] = values[len(slots) - 1 - at]
+                    continue
+            for ufunc, target, taken in fed:
+                if fresh is None:
+                    ufunc.at(target, slots, taken)
+                else:
+                    part = target[fresh]
+                    ufunc(part, taken, out=part)
 
     # -- results
     def _values(self, j: int, picked: Any) -> list[Any]:
