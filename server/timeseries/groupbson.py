@@ -26,6 +26,8 @@ from tidemark.protocol.codec import EncodedRun, encode_in_order
 
 DATE, DOUBLE, INT32 = 0x09, 0x01, 0x10  # the BSON types of tail values
 _V8 = np.dtype((np.void, 8))
+_I8 = np.dtype("<i8")
+_VOIDS: dict[int, np.dtype[Any]] = {}  # (``_void``)
 _EPOCH = _dt.datetime(1970, 1, 1)
 _MS = _dt.timedelta(milliseconds=1)
 
@@ -107,7 +109,7 @@ def documents(heads: list[bytes], offsets: list[list[int]], owner: np.ndarray, d
     if not n:
         return EncodedRun([])
     if len(heads) == 1:
-        return _one_head(heads[0], offsets[0], n, dates, tail, fills)
+        return one_head(heads[0], offsets[0], n, dates, tail, fills)
     date_offsets = np.asarray(offsets, dtype=np.int64).reshape(len(heads), len(offsets[0]))
     tail_len = len(tail)
     head_lens = np.fromiter((len(h) for h in heads), np.int64, len(heads))
@@ -156,22 +158,31 @@ def documents(heads: list[bytes], offsets: list[list[int]], owner: np.ndarray, d
     return EncodedRun(cut, width - doc_skips)
 
 
-def _one_head(head: bytes, date_offsets: list[int], n: int, dates: np.ndarray | None, tail: bytes,
-              fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
+def one_head(head: bytes, date_offsets: list[int], n: int, dates: np.ndarray | None, tail: bytes,
+             fills: list[tuple[int, int, np.ndarray]]) -> EncodedRun:
     """``documents`` when every document has the one head (a one-series query, or a ``_id`` reading no
-    meta): one length and one layout, so the rows are that document's bytes copied once, the dates and
-    values written in their columns (each a strided view of the rows: one assignment, no copy of the
-    values made first), and each row cut as one item of a void type."""
+    meta): one length and one layout, so the documents are that document's bytes repeated in one
+    ``bytearray``, the dates and values written in their columns (each a strided view of it: one
+    assignment, no copy of the values made first), and each document cut as one item of a void type."""
     size = 4 + len(head) + len(tail) + 1
-    whole = np.empty((n, size), np.uint8)
-    whole[:] = np.frombuffer(size.to_bytes(4, "little") + head + tail + b"\x00", np.uint8)
+    whole = bytearray((size.to_bytes(4, "little") + head + tail + b"\x00") * n)
     if dates is not None:
         for at in date_offsets:
-            np.ndarray((n,), "<i8", whole, 4 + at, (size,))[:] = dates
+            np.ndarray((n,), _I8, whole, 4 + at, (size,))[:] = dates
     values_at = 4 + len(head)
     for offset, _width, values in fills:
         np.ndarray((n,), values.dtype, whole, values_at + offset, (size,))[:] = values
-    cut: Any = whole.view(f"V{size}")[:, 0].tolist()  # (a void item's tolist() is its bytes)
+    cut: Any = np.frombuffer(whole, _VOIDS.get(size) or _void(size)).tolist()  # (a void item's tolist(): its bytes)
     sizes = np.empty(n, dtype=np.int64)
     sizes.fill(size)
     return EncodedRun(cut, sizes)
+
+
+def _void(size: int) -> np.dtype[Any]:
+    """The void type of ``size`` bytes (made once: a dtype from a string is parsed per call)."""
+    found = _VOIDS.get(size)
+    if found is None:
+        found = np.dtype((np.void, size))
+        if len(_VOIDS) < 4096:  # (a document's size: bounded by the shapes' heads and tails)
+            _VOIDS[size] = found
+    return found

@@ -85,6 +85,7 @@ _ID_SIZE_LOCK = threading.Lock()  # (templates are made on the worker threads)
 # run tokens a cache keyed by them (``DenseGroups.slot_of_token``, groupbatch's ``_accumulators``) may hold past
 # twice the groups before it is cut back to one per group
 TOKENS_SLACK = 4096
+_F8, _I4 = np.dtype("<f8"), np.dtype("<i4")  # the BSON values' layouts (dtype objects: a string is parsed per use)
 _NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
 _NO_INTS.flags.writeable = False
 # the ufuncs' reductions themselves (one C call each; ``np.count_nonzero``/``np.any`` are Python wrappers)
@@ -758,46 +759,49 @@ class DenseGroups:
         past int32, a time-valued accumulator), or there are fewer than ``ENCODED_MIN`` documents."""
         templates, shape = self._ids.templates, self._facts
         kinds = shape.kinds
-        if kinds is None or self._generic_keys or (len(self.ids) if slots is None else len(slots)) < ENCODED_MIN:
-            return None
         n = len(self.ids)
+        count = n if slots is None else len(slots)
+        if kinds is None or self._generic_keys or count < ENCODED_MIN:
+            return None
         picked: Any = slice(0, n) if slots is None else np.asarray(slots, dtype=np.intp)
-        owners_picked = self.slot_owner[picked]
-        # (every slot one meta's: so are those picked, at least ``ENCODED_MIN``)
-        used = self._slot_metas if len(self._slot_metas) == 1 else _distinct(owners_picked)[0].tolist()
+        metas = self._slot_metas
+        if len(metas) == 1:  # (every slot one meta's: so are those picked)
+            used, owners_picked = metas, None
+        else:
+            owners_picked = self.slot_owner[picked]
+            used = _distinct(owners_picked)[0].tolist()
         if None in map(templates.get, used):
             return None
-        self._elements(used)
-        heads: list[Any] = [self._heads[owner] for owner in used]
+        made = self._heads
+        if len(used) > 1 or used[0] not in made:
+            self._elements(used)
+        heads: list[Any] = [made[owner] for owner in used]
         offsets: list[Any] = [self._date_at[owner] for owner in used]
         if None in heads or None in offsets:
             return None
         if n > self._cap:
             self._grow(n)
-        if len(used) > 1:  # each document's head (its meta's place in ``used``)
-            index = np.empty(used[-1] + 1, dtype=np.int64)
-            index[used] = np.arange(len(used))
-            owner = index[owners_picked]
-        else:  # (``documents`` reads only how many)
-            owner = owners_picked
         dates = self.slot_trunc[picked] if offsets[0] else None
         fills = []
-        for kind, state in zip(kinds, self._state, strict=True):
+        for (at, width), kind, state in zip(shape.places, kinds, self._state, strict=True):
             values: np.ndarray
             if kind == "count":  # an int32 (a long past it: the dict path)
-                values = state["count"][:n][picked]
-                if len(values) and int(values.max()) > 2147483647:
+                values = state["count"][picked]
+                if int(values.max()) > 2147483647:
                     return None
-                values = values.astype("<i4")
+                values = values.astype(_I4)
             elif kind == "sum":
-                values = np.asarray(state["total"][:n][picked], "<f8")
+                values = np.asarray(state["total"][picked], _F8)
             elif kind == "avg":
-                values = np.asarray(state["total"][:n][picked] / state["count"][:n][picked], "<f8")
+                values = np.asarray(state["total"][picked] / state["count"][picked], _F8)
             else:
-                values = np.asarray(state["value"][:n][picked], "<f8")
-            fills.append(values)
-        return groupbson.documents(heads, offsets, owner, dates, shape.tail, [(at, width, values) for (at, width), values
-                                                       in zip(shape.places, fills, strict=True)])
+                values = np.asarray(state["value"][picked], _F8)
+            fills.append((at, width, values))
+        if owners_picked is None:
+            return groupbson.one_head(heads[0], offsets[0], count, dates, shape.tail, fills)
+        index = np.empty(used[-1] + 1, dtype=np.int64)  # each document's head (its meta's place in ``used``)
+        index[used] = np.arange(len(used))
+        return groupbson.documents(heads, offsets, index[owners_picked], dates, shape.tail, fills)
 
     def results(self, slots: list[int] | None = None) -> list[dict[str, Any]]:
         """The output documents of ``slots`` (default: every group, first-seen order); only their
