@@ -88,6 +88,8 @@ TOKENS_SLACK = 4096
 _F8, _I4 = np.dtype("<f8"), np.dtype("<i4")  # the BSON values' layouts (dtype objects: a string is parsed per use)
 _NO_INTS = np.zeros(0, dtype=np.int64)  # (shared: replaced, never written)
 _NO_INTS.flags.writeable = False
+_TRUE = np.ones(1, dtype=bool)  # (shared: never written)
+_TRUE.flags.writeable = False
 # the ufuncs' reductions themselves (one C call each; ``np.count_nonzero``/``np.any`` are Python wrappers)
 _ANY, _ALL = np.logical_or.reduce, np.logical_and.reduce
 
@@ -197,11 +199,11 @@ class _IdMaker:
             found = self._when[ms] = ms_to_datetime(ms)
         return found
 
-    def learn(self, owner: int, trunc: int | None, first_ms: int, variables: dict[str, Any]) -> Any:
+    def learn(self, owner: int, trunc: Any, first_ms: Any, variables: dict[str, Any]) -> Any:
         """Meta ``owner``'s template (made now from its first group: (meta index, ``trunc``) whose first
-        row is at ``first_ms``), or None when its ``_id``s are not made from one; returns the ``_id``
-        it evaluated (None when it evaluated none: a template remembered from an earlier query,
-        ``_TEMPLATES``)."""
+        row is at ``first_ms``: ints or NumPy integers, read only when no template is remembered), or
+        None when its ``_id``s are not made from one; returns the ``_id`` it evaluated (None when it
+        evaluated none: a template remembered from an earlier query, ``_TEMPLATES``)."""
         shape = self.group.id_shape
         key = (shape, self.tokens[owner])
         made = _TEMPLATES.get(key) if shape is not None else None
@@ -209,8 +211,8 @@ class _IdMaker:
             base, part_key, time_keys = made
             self.templates[owner] = base, -1 if part_key is None else self._part(part_key), time_keys
             return None
-        idv = self._evaluate(owner, first_ms, variables)
-        made = self._template(idv, trunc)
+        idv = self._evaluate(owner, int(first_ms), variables)
+        made = self._template(idv, None if trunc is None else int(trunc))
         if made is not None:
             size = _approx_size(made[0])
             if size > _ID_SIZE_BOUND[0]:
@@ -308,6 +310,12 @@ def _key(idv: Any) -> Any:
 class DenseGroups:
     """Group slots (first-seen order) with one NumPy state entry per accumulator; see the module."""
 
+    # made by ``_loop`` when it takes over (most reads never get there): {cheap key (``_IdMaker``): slot}
+    # until an id has none, and its cache of run tokens (meta index, truncated ms) -> slot: each slot's
+    # first token (``_slot_tokens``) and those met since, rebuilt from the slots when it outgrows them
+    slot_of_key: dict[Any, int]
+    slot_of_token: dict[tuple[Any, ...], int]
+
     def __init__(self, group: Any, ctx: Any, metas: list[Any], tokens: list[bytes | None], shape: _Facts | None = None):
         """``metas``: (has meta, meta) by meta index; ``tokens``: each one's BSON (None: no meta); ``shape``:
         ``facts(group)`` when the caller has it."""
@@ -322,14 +330,10 @@ class DenseGroups:
         # False while every slot's _id is from a template (``slots``: keys matched as arrays),
         # True once ``_loop`` took over (the dicts, from then on)
         self._looping = False
-        self.slot_of_key: dict[Any, int] = {}  # cheap keys (``_IdMaker``) until an id has none
         # while templated: the keys of ``slot_of_key`` as arrays (template part code, truncated ms, slot)
         self._keys: tuple[np.ndarray | None, np.ndarray, np.ndarray] = (_NO_INTS, _NO_INTS, _NO_INTS)
         self._key_code: Any = None  # every known key's code while they are one (``_keys``' codes then None)
         self._generic_keys = False
-        # ``_loop``'s cache of run tokens (meta index, truncated ms) -> slot: each slot's first token
-        # (``_slot_tokens``) and those met since, rebuilt from the slots when it outgrows them
-        self.slot_of_token: dict[tuple[Any, ...], int] = {}
         self._heads: dict[int, bytes | None] = {}  # meta index -> its _id element (``_element``)
         # meta index -> the offsets of its element's dates (``groupbson.date_offsets``), made with it
         self._date_at: dict[int, list[int] | None] = {}
@@ -384,7 +388,7 @@ class DenseGroups:
         meta_codes, meta_timeless = [], []
         for owner, i in zip(meta_list, firsts, strict=True):
             if owner not in templates:  # a template depends only on the meta: made in any order
-                ids.learn(owner, None if truncs is None else int(truncs[i]), int(first_times[i]), ctx.variables)
+                ids.learn(owner, None if truncs is None else truncs[i], first_times[i], ctx.variables)
             template = templates[owner]
             if template is None:
                 return self._loop(owners, truncs, first_times)
@@ -557,14 +561,12 @@ class DenseGroups:
         known_codes, known_truncs, known_slots = self._keys
         m, n = len(known_truncs), len(truncs)
         all_truncs = np.concatenate([known_truncs, truncs]) if m else truncs
-        starts = np.empty(m + n, dtype=bool)
-        starts[:1] = True
         all_codes: np.ndarray | None = None  # (None: every key's code is ``code``)
         one = code is not None and (not m or self._key_code == code)
         if one:  # the times alone, one stable sort
             order = all_truncs.argsort(kind="stable")
             sorted_truncs = all_truncs[order]
-            np.not_equal(sorted_truncs[1:], sorted_truncs[:-1], out=starts[1:])
+            changes = sorted_truncs[1:] != sorted_truncs[:-1]  # (each key's stretch after the first)
         else:
             if codes is None:  # (one code, the known keys' others)
                 codes = np.empty(n, dtype=np.int64)
@@ -572,15 +574,16 @@ class DenseGroups:
             all_codes = np.concatenate([self._known_codes(), codes]) if m else codes
             order = np.lexsort((all_truncs, all_codes))
             sorted_codes, sorted_truncs = all_codes[order], all_truncs[order]
-            np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=starts[1:])
-            starts[1:] |= sorted_truncs[1:] != sorted_truncs[:-1]
+            changes = sorted_codes[1:] != sorted_codes[:-1]
+            changes |= sorted_truncs[1:] != sorted_truncs[:-1]
         key_code = code if one else None
-        if _ALL(starts):  # no key repeats: every token's is new, numbered in token order
+        if _ALL(changes):  # no key repeats: every token's is new, numbered in token order
             created = np.arange(n, dtype=np.int64)
             new_slots = created + have if have else created
             self._keys = (all_codes, all_truncs, np.concatenate([known_slots, new_slots]) if m else new_slots)
             self._key_code = key_code
             return new_slots, created
+        starts = np.concatenate([_TRUE, changes])  # (a key's first position in the sorted keys)
         key_of = np.empty(m + n, dtype=np.int64)
         key_of[order] = starts.cumsum() - 1
         heads = order[starts]  # each key's first position
@@ -717,9 +720,14 @@ class DenseGroups:
     def _elements(self, owners: list[int]) -> None:
         """``_element`` of each of ``owners`` (metas with a template) made now, those not made yet at once."""
         heads = self._heads
-        missing = [owner for owner in owners if owner not in heads]
-        if not missing:
-            return
+        if len(owners) == 1:  # (a one-meta read: no list made)
+            if owners[0] in heads:
+                return
+            missing = owners
+        else:
+            missing = [owner for owner in owners if owner not in heads]
+            if not missing:
+                return
         shape, tokens, templates = self.group.id_shape, self._ids.tokens, self._ids.templates
         if shape is not None:  # those made by an earlier query from this very base _id (``_ELEMENTS``)
             left = []
@@ -772,11 +780,13 @@ class DenseGroups:
             used = _distinct(owners_picked)[0].tolist()
         if None in map(templates.get, used):
             return None
-        made = self._heads
-        if len(used) > 1 or used[0] not in made:
-            self._elements(used)
-        heads: list[Any] = [made[owner] for owner in used]
-        offsets: list[Any] = [self._date_at[owner] for owner in used]
+        self._elements(used)
+        if owners_picked is None:
+            heads: list[Any] = [self._heads[used[0]]]
+            offsets: list[Any] = [self._date_at[used[0]]]
+        else:
+            heads = [self._heads[owner] for owner in used]
+            offsets = [self._date_at[owner] for owner in used]
         if None in heads or None in offsets:
             return None
         if n > self._cap:
