@@ -778,7 +778,7 @@ class DenseGroups:
         else:
             owners_picked = self.slot_owner[picked]
             used = _distinct(owners_picked)[0].tolist()
-        if None in map(templates.get, used):
+        if self._looping and None in map(templates.get, used):  # (not looping: every slot's meta has one)
             return None
         self._elements(used)
         if owners_picked is None:
@@ -867,7 +867,7 @@ class DenseGroups:
         date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
-        if self._generic_keys or not len(owners) or None in map(templates.get, self._slot_metas):
+        if self._generic_keys or not len(owners) or (self._looping and None in map(templates.get, self._slot_metas)):
             return None
         columns = []
         for path, direction in spec.items():
