@@ -27,7 +27,7 @@ Exactness: the results equal what the generic accumulators give when fed the sam
   the total (``$avg``: divided by the count), as ``_Sum``'s fsum folding gives for exact totals;
 - ``$max``/``$min``: taken only for batches without ``-0.0`` (NumPy's reductions need not keep the
   first of equal zeros), NaN never reaches here; ``$first``/``$last``: a group's first/last run;
-- a batch that cannot be taken leaves the state untouched (``feed`` returns False): the caller then
+- a batch that cannot be taken leaves the state untouched (``acceptable`` says so before ``feed``): the caller then
   turns every group into generic accumulators (``materialize``, fed with the same totals) and goes on
   the generic way.
 Memory: the generic stage's rule (``stage_group._Groups``), per group its overhead and ``_id``; the
