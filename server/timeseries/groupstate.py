@@ -844,27 +844,11 @@ class DenseGroups:
         a template, or documents the generic sort might find over its memory limit (it must then
         raise; ``_max_doc_size`` bounds its estimate). ``raw`` (they go to a cursor untouched): a
         list of ONE item, an ``EncodedRun`` of them all, when ``encoded`` can make them (the ``$sort``
-        passes it on whole and the cursor cuts it into batches)."""
-        order = self._sort_order(spec)
-        if order is None:
-            return None
-        if not ctx.allow_disk_use:
-            biggest = self._max_doc_size()
-            # the generic estimate counts each document's BSON size once (every 8th one 8 times
-            # past the first 1,024): at most (n + 8) times the largest
-            if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
-                return None
-        picked = order if limit is None else order[:limit]
-        if raw:
-            encoded = self.encoded(picked)
-            if encoded is not None:
-                return [encoded]
-        return self.results(picked.tolist())
+        passes it on whole and the cursor cuts it into batches).
 
-    def _sort_order(self, spec: dict[str, Any]) -> np.ndarray | None:
-        """Slots in the stable order of ``$sort: spec`` over their output documents, or None. Each key
-        is either the truncated time (a ``_id`` part that is a bare ``$dateTrunc``: every value a
-        date, ordered by its ms) or fixed per meta (ranked by the generic sort key)."""
+        The slots' order: each key is either the truncated time (a ``_id`` part that is a bare
+        ``$dateTrunc``: every value a date, ordered by its ms) or fixed per meta (ranked by the generic
+        sort key)."""
         templates = self._ids.templates
         owners = self.slot_owner
         if self._generic_keys or not len(owners) or (self._looping and None in map(templates.get, self._slot_metas)):
@@ -889,8 +873,21 @@ class DenseGroups:
             else:
                 columns.append(self._meta_ranks(path, direction)[owners])
         if len(columns) == 1:  # (one key: the stable argsort lexsort would make)
-            return columns[0].argsort(kind="stable")
-        return np.lexsort(columns[::-1]) if columns else np.arange(len(owners))
+            order = columns[0].argsort(kind="stable")
+        else:
+            order = np.lexsort(columns[::-1]) if columns else np.arange(len(owners))
+        if not ctx.allow_disk_use:
+            biggest = self._max_doc_size()
+            # the generic estimate counts each document's BSON size once (every 8th one 8 times
+            # past the first 1,024): at most (n + 8) times the largest
+            if biggest is None or (len(self.ids) + 8) * biggest > ctx.memory_limit:
+                return None
+        picked = order if limit is None else order[:limit]
+        if raw:
+            encoded = self.encoded(picked)
+            if encoded is not None:
+                return [encoded]
+        return self.results(picked.tolist())
 
     def _meta_ranks(self, path: str, direction: int) -> np.ndarray:
         """Per meta index: the rank of the value at ``path`` (a ``_id`` part fixed per meta) in the
