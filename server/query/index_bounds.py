@@ -24,7 +24,6 @@ import math
 import re
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from bson.binary import Binary
@@ -57,29 +56,45 @@ _SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime,
                            ObjectId, Timestamp})
 
 
-@dataclass
 class FieldBounds:
     """What the conjunction says about one path: a set of points, explicit value ranges (a regex's:
     ``ranges``, ascending and disjoint, each met by one value) or a (possibly open) range."""
 
-    points: list[Any] | None = None
-    lo: Any = _MISSING
-    lo_incl: bool = True
-    hi: Any = _MISSING
-    hi_incl: bool = True
-    ranges: list[tuple[Any, Any, bool, bool]] | None = None
-    # ``ranges`` is a ``$expr`` comparison's: across types (BSON order, missing lowest), true of an
-    # array as a whole, so only an index holding no array on the path may serve it (``usable_bounds``)
-    expr_range: bool = False
-    # the path's only conjunct, or None: the bounds decide it exactly (mongod's BoundsTightness EXACT)
-    # when ``tight_condition`` accepts it, and ``build_intervals`` asks only for the bounds it uses
-    exact: Any = None
-    # some conjunct on the path is false of a document lacking it (``excludes_missing``): every document
-    # the filter matches holds the path, so a sparse index, which leaves such documents out, may serve it
-    present: bool = False
-    # the bounds come from ``$exists`` or ``$type`` alone (``type_bounds``): a btree index's, which only
-    # regular indexes take (``special_index_bounds`` leaves them out for wildcard, hashed, geo and text)
-    weak: bool = False
+    __slots__ = ("points", "lo", "lo_incl", "hi", "hi_incl", "ranges", "expr_range", "exact", "_present", "weak")
+
+    def __init__(self, points: list[Any] | None = None, lo: Any = _MISSING, lo_incl: bool = True, hi: Any = _MISSING,
+                 hi_incl: bool = True, ranges: list[tuple[Any, Any, bool, bool]] | None = None,
+                 expr_range: bool = False, exact: Any = None, present: bool | None = False, weak: bool = False):
+        self.points = points
+        self.lo, self.lo_incl, self.hi, self.hi_incl = lo, lo_incl, hi, hi_incl
+        self.ranges = ranges
+        # ``ranges`` is a ``$expr`` comparison's: across types (BSON order, missing lowest), true of an
+        # array as a whole, so only an index holding no array on the path may serve it (``usable_bounds``)
+        self.expr_range = expr_range
+        # the path's only conjunct, or None: the bounds decide it exactly (mongod's BoundsTightness EXACT)
+        # when ``tight_condition`` accepts it, and ``build_intervals`` asks only for the bounds it uses
+        self.exact = exact
+        # ``present`` (below); None: not worked out yet, that of ``exact`` (``extract_bounds``: only a
+        # sparse index or a collated string bound asks, so a read of other indexes never works it out)
+        self._present = present
+        # the bounds come from ``$exists`` or ``$type`` alone (``type_bounds``): a btree index's, which only
+        # regular indexes take (``special_index_bounds`` leaves them out for wildcard, hashed, geo and text)
+        self.weak = weak
+
+    def __repr__(self) -> str:
+        return (f"FieldBounds(points={self.points!r}, lo={self.lo!r}, lo_incl={self.lo_incl}, hi={self.hi!r}, "
+                f"hi_incl={self.hi_incl}, ranges={self.ranges!r}, expr_range={self.expr_range}, "
+                f"present={self.present}, weak={self.weak})")
+
+    @property
+    def present(self) -> bool:
+        """Some conjunct on the path is false of a document lacking it (``excludes_missing``): every
+        document the filter matches holds the path, so a sparse index, which leaves such documents out,
+        may serve it."""
+        found = self._present
+        if found is None:
+            found = self._present = excludes_missing(self.exact)
+        return found
 
     @property
     def is_point(self) -> bool:
@@ -138,18 +153,33 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
     out: dict[str, FieldBounds] = {}
     if not filter:
         return out
-    conjuncts: list[tuple[str, Any]] = []
-    _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
+    for k in filter:
+        if k[:1] == "$":  # ($and, $expr...: collected; a filter of paths alone is its own conjuncts)
+            conjuncts: list[tuple[str, Any]] = []
+            _collect_conjuncts(filter, conjuncts, variables or {} if with_expr else None)
+            break
+    else:
+        conjuncts = list(filter.items())
     weak: dict[str, FieldBounds] = {}  # a path's $type / $exists bounds, for a path nothing else bounds
     for path, cond in conjuncts:
         b = out.get(path)
         if b is None:
-            b = out[path] = FieldBounds(exact=cond)  # (the path's only conjunct, so far)
+            # (the path's only conjunct, so far: whether it excludes missing is worked out when asked)
+            b = out[path] = FieldBounds(exact=cond, present=None)
         else:
+            if b._present is None:
+                b._present = excludes_missing(b.exact)
+            if not b._present:
+                b._present = excludes_missing(cond)
             b.exact = None
-        operators = _operator_document(cond)
-        if not b.present and excludes_missing(cond, operators):
-            b.present = True
+        # (``_operator_document`` inline: every conjunct of every indexed read)
+        operators = False
+        if type(cond) is dict or isinstance(cond, dict):
+            for op in cond:
+                if not (type(op) is str and op[:1] == "$"):
+                    operators = False
+                    break
+                operators = True
         if operators:
             for op, arg in cond.items():
                 if op == "$eq" and (type(arg) in _SCALAR_TYPES or _is_plain_value(arg)):
