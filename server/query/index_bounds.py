@@ -329,6 +329,11 @@ _EXACT_BRACKETS: dict[type, str] = {int: "number", Int64: "number", float: "numb
                                     str: "string", bool: "bool", ObjectId: "objectId", datetime.datetime: "date"}
 
 
+# the types whose values ``values.compare`` orders as Python does when both sides have the type (each an
+# ``_EXACT_BRACKETS`` type without NaN): a two-sided range of them is tight or empty without either call
+_NATIVE_ORDER = frozenset({int, str, Int64, datetime.datetime})
+
+
 def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     """Whether the bounds ``extract_bounds`` makes of ``{path: cond}`` alone decide it exactly: an
     equality (``v``, ``{$eq: v}``), a non-empty ``$in`` or a range (one lower and/or one upper bound of
@@ -339,8 +344,11 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     numeric = _NUMERIC_COMPONENT.get(path)  # (``_has_numeric_component``'s memo, asked inline first)
     if numeric or numeric is None and _has_numeric_component(path):
         return False
-    if not _operator_document(cond):
+    if not (type(cond) is dict or isinstance(cond, dict)) or not cond:  # (``_operator_document`` inline)
         return _exact_bracket(cond, point=True) is not None
+    for op in cond:
+        if not (type(op) is str and op[:1] == "$"):
+            return _exact_bracket(cond, point=True) is not None
     if len(cond) == 1:
         for op in cond:
             arg = cond[op]
@@ -370,12 +378,16 @@ def tight_condition(path: str, cond: Any, sparse_single: bool = False) -> bool:
     if lower is None or upper is None:
         return _exact_bracket(cond[lower or upper]) is not None
     lo, hi = cond[lower], cond[upper]
-    bracket = _exact_bracket(lo)
-    if bracket is None or bracket != _exact_bracket(hi):
-        return False
+    t = type(lo)
+    if t is type(hi) and t in _NATIVE_ORDER:
+        order = (lo > hi) - (lo < hi)  # (one bracket, no NaN, and ``compare``'s own order: a time range's)
+    else:
+        bracket = _exact_bracket(lo)
+        if bracket is None or bracket != _exact_bracket(hi):
+            return False
+        order = compare(lo, hi)
     # an empty range is no interval the scan honours as such (``(5, 5)``, ``(7, 3)``: storage's bounds
     # are key prefixes), so the filter keeps it
-    order = compare(lo, hi)
     return order < 0 or order == 0 and lower == "$gte" and upper == "$lte"
 
 
@@ -789,6 +801,11 @@ def bracket_end(value: Any, *, maximum: bool) -> tuple[Any, bool] | None:
     return None
 
 
+# an unbounded component's one range (a placeholder on each side: not ``_BOTTOM`` / ``_TOP``), shared by
+# every scan: no caller changes a component's ranges (``FieldBounds.ranges`` are handed out so too)
+_WHOLE: list[tuple[Any, Any, bool, bool]] = [(MinKey(), MaxKey(), True, True)]
+
+
 def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = True,
                       encoded: dict[int, bytes] | None = None) -> list[tuple[Any, Any, bool, bool]]:
     """Value ranges (lo, hi, lo_incl, hi_incl) for one key component, in ascending value order.
@@ -797,7 +814,7 @@ def _component_ranges(b: FieldBounds | None, direction: int, multikey: bool = Tr
     bound met by a different element) although no single key lies in (5, 8). ``encoded``: gets the
     ascending encoding of each point kept from several (by the point's ``id``: what deduplicated them)."""
     if b is None:
-        return [(MinKey(), MaxKey(), True, True)]
+        return _WHOLE
     if b.ranges is not None and b.points is None:
         return b.ranges
     points = b.points
@@ -850,7 +867,7 @@ def build_intervals(spec: dict, bounds: dict[str, FieldBounds], multikey_default
                 b = None
             bounded_heads.add(head)
         arrays = multikey and f not in scalar_paths
-        ranges = _component_ranges(b, d, arrays, encoded if d == 1 else None)
+        ranges = _WHOLE if b is None else _component_ranges(b, d, arrays, encoded if d == 1 else None)
         if exact is not None and b is not None and b.exact is not None and \
                 tight_condition(f, b.exact, sparse_single) and \
                 not (arrays and b.lo is not _MISSING and b.hi is not _MISSING):
@@ -965,6 +982,9 @@ def _is_placeholder(v: Any) -> bool:
 _ENDS = frozenset({MinKey, MaxKey})
 
 
+_new = tuple.__new__  # (an ``Interval``'s own constructor is a Python call more: one per interval of every scan)
+
+
 def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
                encoded: dict[int, bytes] | None = None) -> list[Interval]:
     """Encoded bounds for every combination of per-component value ranges (one interval each, in the
@@ -980,17 +1000,18 @@ def _intervals(per_component: list[list[tuple]], directions: tuple[int, ...],
     intervals = []
     going = [b""]  # the equality prefixes of the combinations not ended yet
     for ranges, d in zip(per_component, directions, strict=False):
-        pieces = [_piece(ranges[0], d, encoded)] if len(ranges) == 1 else [_piece(r, d, encoded) for r in ranges]
+        pieces: list[Any] = ([_piece(ranges[0], d, encoded)] if len(ranges) == 1
+                             else [_piece(r, d, encoded) for r in ranges])
         longer = []
         for prefix in going:
             for piece in pieces:
-                if isinstance(piece, bytes):
+                if type(piece) is bytes:  # (a point: ``encode_key``'s bytes)
                     longer.append(prefix + piece)
                 elif piece is None:
-                    intervals.append(Interval(prefix or None, prefix or None, True, True))
+                    intervals.append(_new(Interval, (prefix or None, prefix or None, True, True)))
                 else:
                     lo, lo_incl, hi, hi_incl = piece
-                    intervals.append(Interval(prefix + lo, prefix + hi, lo_incl, hi_incl))
+                    intervals.append(_new(Interval, (prefix + lo, prefix + hi, lo_incl, hi_incl)))
         going = longer
         if not going:
             return intervals
