@@ -208,7 +208,9 @@ def _put_cstring(out: bytearray, raw: bytes) -> None:
 
 def _put_str(out: bytearray, s: str) -> None:
     out.append(T_STRING)
-    _put_cstring(out, s.encode("utf-8", "surrogatepass"))
+    # (``_put_cstring`` inline: every string bound of a scan and string key written)
+    out += s.encode("utf-8", "surrogatepass").replace(b"\x00", b"\x00\xff")
+    out += b"\x00\x00"
 
 
 def _put_binary(out: bytearray, subtype: int, data: bytes) -> None:
@@ -225,7 +227,9 @@ def _put_date(out: bytearray, millis: int) -> None:
 
 def _put_datetime(out: bytearray, dt: datetime.datetime) -> None:
     delta = dt - (_EPOCH_NAIVE if dt.tzinfo is None or dt.utcoffset() is None else _EPOCH_AWARE)
-    _put_date(out, (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000)
+    # (``_put_date`` inline: every time bound of a scan and date key written)
+    out.append(T_DATE)
+    out += ((delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000 + (1 << 63)).to_bytes(8, "big")
 
 
 def _regex_flags(flags: Any) -> str:
