@@ -373,7 +373,10 @@ def prefix_end(prefix: bytes) -> bytes | None:
     stripped = prefix.rstrip(b"\xff")
     if not stripped:
         return None
-    return stripped[:-1] + bytes([stripped[-1] + 1])
+    return stripped[:-1] + _BYTES[stripped[-1] + 1]  # (every exclusive scan start / inclusive end)
+
+
+_BYTES = tuple(bytes((i,)) for i in range(256))  # each byte value as a one-byte string, made once
 
 
 def type_bracket(tag: int) -> tuple[bytes, bytes]:
