@@ -184,7 +184,7 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
             for op, arg in cond.items():
                 if op == "$eq" and (type(arg) in _SCALAR_TYPES or _is_plain_value(arg)):
                     _add_points(b, [arg])
-                elif op == "$in" and isinstance(arg, list) and _all_plain(arg):
+                elif op == "$in" and (type(arg) is list or isinstance(arg, list)) and _all_plain(arg):
                     _add_points(b, list(arg))
                 elif op == "$in" and isinstance(arg, list) and all(_is_plain_value(a) or is_regex(a) for a in arg):
                     _add_ranges(b, _union([r for a in arg for r in (
@@ -208,13 +208,15 @@ def extract_bounds(filter: dict | None, variables: Mapping[str, Any] | None = No
                     typed = type_bounds(op, arg)
                     if typed is not None:
                         weak[path] = typed
+        elif type(cond) in _SCALAR_TYPES:  # (an equality of a plain value: no regex, no operator document)
+            _add_points(b, [cond])
         elif type(cond) is _ExprRange:
             _add_expr_range(b, cond)
         elif is_regex(cond):
             _add_ranges(b, regex_ranges(*pattern_and_options(cond), cond))
         elif _is_plain_value(cond):
             _add_points(b, [cond])
-    for path, typed in weak.items():
+    for path, typed in weak.items() if weak else ():
         b = out[path]
         if not (b.is_point or b.is_range):  # (any other bound is within these: the tighter one is kept)
             b.points, b.ranges, b.weak = typed.points, typed.ranges, True
