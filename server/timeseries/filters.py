@@ -262,7 +262,18 @@ def shape_key(node: Node) -> tuple[Any, ...]:
     kind = type(node)
     any_node: Any = node
     if kind is And or kind is Or or kind is Nor:
-        return (kind, *[shape_key(child) for child in any_node.children])
+        # (a comparison or ``$in`` child keyed here, as below, without a call: every read's filter is a
+        # conjunction of such leaves)
+        key: tuple[Any, ...] = (kind,)
+        for child in any_node.children:
+            child_kind = type(child)
+            if child_kind is Cmp:
+                key += ((child_kind, child.path, child.op),)
+            elif child_kind is In:
+                key += ((child_kind, child.path, None),)
+            else:
+                key += (shape_key(child),)
+        return key
     if kind is Not:
         return (kind, shape_key(any_node.child))
     if kind is Cmp:
