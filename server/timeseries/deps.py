@@ -10,7 +10,7 @@ from tidemark.protocol.errors import MongoError
 from tidemark.query import match
 from tidemark.query.expressions import expression_fields
 from tidemark.query.match import compile_node, parse_filter
-from tidemark.query.parsed_match import parsed
+from tidemark.query.parsed_match import MatchStage
 
 ALL = None  # "every field"
 
@@ -19,11 +19,12 @@ def leading_matches(pipeline: list[dict[str, Any]]) -> tuple[list[Any], list[dic
     """Parse the leading ``$match`` stages (those we can run exactly right after unpack)."""
     nodes = []
     for stage in pipeline:
-        carried = parsed(stage)  # parsed (and validated) by the command: not parsed again (nor checked)
-        if carried is not None:
-            nodes.append(carried.node)
+        # parsed (and validated) by the command: not parsed again (nor checked). (``parsed_match.parsed``'s
+        # test inline: every read on a view asks it of each leading stage and of the first other one)
+        if type(stage) is MatchStage:
+            nodes.append(stage.node)
             continue
-        if not (isinstance(stage, dict) and len(stage) == 1 and "$match" in stage):
+        if not (isinstance(stage, dict) and "$match" in stage and len(stage) == 1):
             break
         try:
             node = parse_filter(stage["$match"])

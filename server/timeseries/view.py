@@ -89,6 +89,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     node = None if not nodes else nodes[0] if n_nodes == 1 else And(tuple(nodes))
     if isinstance(node, AlwaysTrue):
         node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
+    carried = None
     if node is not None:
         carried = parsed(user_pipeline[0])
         node = with_expr_implications(node, spec.time_field, spec.meta_field,
@@ -102,7 +103,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
                      control_collation=parse_collation(default) if default else None, shape=shape)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
-    event_filter = (_event_filter(user_pipeline[0], nodes, collation)
+    event_filter = (_event_filter(carried, nodes, collation)
                     if node is not None and not bfilter.exact else None)
     # the part of the event filter decided on whole columns: only the rows it keeps become documents
     column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field, shape) if event_filter is not None else None
@@ -483,12 +484,12 @@ class EventFilter:
         return self._predicate
 
 
-def _event_filter(first: Any, nodes: list[Any], collation: Any) -> EventFilter:
+def _event_filter(carried: Any, nodes: list[Any], collation: Any) -> EventFilter:
     """The per-measurement predicate of the absorbed ``$match`` stages (compiled when first needed). A
-    stage the command parsed carries the command's variables (``let``), which a ``$expr`` in it reads, and
-    may carry its compile (reused under the same collation); other stages are compiled as they are."""
-    carried = parsed(first)
-    if len(nodes) == 1 and carried is not None and carried.node is nodes[0]:
+    stage the command parsed (``carried``: the first stage's ``parsed``) carries the command's variables
+    (``let``), which a ``$expr`` in it reads, and may carry its compile (reused under the same collation);
+    other stages are compiled as they are."""
+    if carried is not None and len(nodes) == 1 and carried.node is nodes[0]:
         if carried.predicate is not None and same_collation(carried.collation, collation):
             return EventFilter(nodes[0], carried.variables, collation, carried.predicate)
         return EventFilter(nodes[0], carried.variables, collation)
