@@ -646,18 +646,21 @@ class _TimeBounds:
         lo_min: float = -math.inf
         lo_max: float = math.inf
         hi_min, hi_max = lo_min, lo_max
+        # (each end narrowed by a comparison, not a min/max call: every read with a time window makes one)
         for op, d_ms, earliest_ms, latest_ms in checks:
-            if op == "$eq":  # min <= d <= max, min >= d - span, max <= d + span
-                lo_max, hi_min = min(lo_max, d_ms), max(hi_min, d_ms)
-                lo_min, hi_max = max(lo_min, earliest_ms), min(hi_max, latest_ms)
-            elif op == "$gt":  # max > d, min > d - span
-                hi_min, lo_min = max(hi_min, d_ms + 1), max(lo_min, earliest_ms + 1)
-            elif op == "$gte":
-                hi_min, lo_min = max(hi_min, d_ms), max(lo_min, earliest_ms)
-            elif op == "$lt":  # min < d, max < d + span
-                lo_max, hi_max = min(lo_max, d_ms - 1), min(hi_max, latest_ms - 1)
-            else:
-                lo_max, hi_max = min(lo_max, d_ms), min(hi_max, latest_ms)
+            if op == "$gt" or op == "$lt":  # (integers: a strict bound is the next inclusive one)
+                d_ms, earliest_ms, latest_ms = (d_ms + 1, earliest_ms + 1, latest_ms) if op == "$gt" else \
+                    (d_ms - 1, earliest_ms, latest_ms - 1)
+            if op != "$lt" and op != "$lte":  # $eq, $gt, $gte: max >= d, min >= d - span
+                if d_ms > hi_min:
+                    hi_min = d_ms
+                if earliest_ms > lo_min:
+                    lo_min = earliest_ms
+            if op != "$gt" and op != "$gte":  # $eq, $lt, $lte: min <= d, max <= d + span
+                if d_ms < lo_max:
+                    lo_max = d_ms
+                if latest_ms < hi_max:
+                    hi_max = latest_ms
         self.lo_min, self.lo_max, self.hi_min, self.hi_max = lo_min, lo_max, hi_min, hi_max
 
     def bounds(self, bucket: Any) -> tuple[float, float]:
