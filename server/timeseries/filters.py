@@ -392,6 +392,7 @@ class _Deriver:
         self.meta_prefix = None if mf is None else mf + "."
         self.low, self.high = "control.min." + tf, "control.max." + tf
         self.time_key = time_bounds_key(tf)
+        self.time_alone: Binder | None = None  # (``bind_time``)
 
     def ineligible(self, node: Node, reason: str) -> None:
         """No bucket-level form for ``node``: None (keep every bucket), or refused (``refuse``)."""
@@ -428,8 +429,7 @@ class _Deriver:
         if isinstance(node, And):
             binders = [self.template(child) for child in node.children]
             # the comparisons of the time field give their checks: one ``_TimeBounds`` of them all
-            return self.conjunction([self.time_check if _is_time(b) else b for b in binders],
-                                    [_is_time(b) for b in binders])
+            return self.conjunction([_none if _is_time(b) else b for b in binders], [_is_time(b) for b in binders])
         if isinstance(node, Or):
             return self.disjunction([self.template(child) for child in node.children])
         path = getattr(node, "path", None)
@@ -514,29 +514,62 @@ class _Deriver:
         return None
 
     def conjunction(self, binders: list[Binder], times: list[bool]) -> Binder:
-        """The binder of a conjunction (``times``: which ``binders`` give a time check, ``time_check``)."""
-        tf, key = self.tf, self.time_key
+        """The binder of a conjunction (``times``: which children are comparisons of the time field: the
+        binder binds them itself, see below); given a comparison of the time field itself (``bind_time``),
+        the binder of that one comparison."""
+        tf, key, span_s, low, high = self.tf, self.time_key, self.span_s, self.low, self.high
+        span_ms = span_s * 1000
+        check_operand = self.check_operand
         pairs = list(zip(binders, times, strict=True))
 
         def bind_and(n: Any) -> tuple[Any, ...] | None:
             # one pass over the children's parts (every read's filter is a conjunction)
-            kept = []
-            mqls = []
+            flat: list[dict[str, Any]] = []  # the parts' mql, flattened (``_and`` of them)
+            kept = []  # their shown_of
             predicates = []
             checks: list[Any] = []  # of every time bound, in order: one predicate, the first
             lo = hi = None
             exact = True
-            for (binder, timed), child in zip(pairs, n.children, strict=True):
-                p = binder(child)
-                if p is None:
+            for (binder, timed), child in zip(pairs, n.children if type(n) is And else (n,), strict=True):
+                if timed:
+                    # A comparison of the time field, bound here (no call: every read has one or two).
+                    # A bucket spans less than ``span``: one starting before d - span ends before d, one
+                    # starting after d ends before d + span. Each comparison therefore bounds both control
+                    # fields, so an index scan is bounded on both sides whichever of them the index leads
+                    # with ({t: -1} leads with control.max: a window's upper bound must reach it, or every
+                    # later bucket of a series is read). Never exact; its check joins the ``_TimeBounds``.
+                    value = child.value
+                    d_ms = date_ms(value)
                     exact = False
-                    continue
-                mqls.append(p[0])
-                if timed:  # (mql, check, lo_s, hi_s, shown_of): never exact
-                    kept.append(p[4])
-                    checks.append(p[1])
-                    exact = False
+                    if d_ms is None:
+                        check_operand(child, value, "")  # (a date passes all of them: only a non-date is checked)
+                        continue  # a non-date never equals a date: the per-measurement filter answers
+                    op = child.op
+                    d_floor_s = d_ms // 1000
+                    earliest_ms, latest_ms = d_ms - span_ms, d_ms + span_ms
+                    if op == "$eq":
+                        flat += ({low: {"$lte": value}}, {high: {"$gte": value}},
+                                 {low: {"$gte": ms_to_date(earliest_ms)}}, {high: {"$lte": ms_to_date(latest_ms)}})
+                        lo_s: int | None = d_floor_s - span_s
+                        hi_s: int | None = d_floor_s
+                    elif op == "$gt" or op == "$gte":
+                        flat += ({high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}})
+                        lo_s, hi_s = d_floor_s - span_s, None
+                    else:
+                        flat += ({low: {op: value}}, {high: {op: ms_to_date(latest_ms)}})
+                        lo_s, hi_s = None, d_floor_s
+                    checks.append((op, d_ms, earliest_ms, latest_ms))
+                    kept.append(functools.partial(_shown_time_bounds, low, high, op, value, d_ms, span_s))
                 else:
+                    p = binder(child)
+                    if p is None:
+                        exact = False
+                        continue
+                    mql = p[0]
+                    if "$and" in mql and len(mql) == 1:  # (``_and``: the key first, most parts hold none)
+                        flat += mql["$and"]
+                    else:
+                        flat.append(mql)
                     kept.append(p[5])
                     if not p[4]:
                         exact = False
@@ -544,17 +577,19 @@ class _Deriver:
                         checks.extend(p[1].checks)
                     elif p[1] is not None:
                         predicates.append(p[1])
-                if p[2] is not None and (lo is None or p[2] > lo):
-                    lo = p[2]
-                if p[3] is not None and (hi is None or p[3] < hi):
-                    hi = p[3]
+                    lo_s, hi_s = p[2], p[3]
+                if lo_s is not None and (lo is None or lo_s > lo):
+                    lo = lo_s
+                if hi_s is not None and (hi is None or hi_s < hi):
+                    hi = hi_s
             if not kept:
                 return None
             if checks:  # first: it narrows a chunk for the others with one comparison per check
                 predicates.insert(0, _TimeBounds(tf, tuple(checks), key))
             predicate = None if not predicates else predicates[0] if len(predicates) == 1 else \
                 _AllOf(tuple(predicates))
-            return (_and(mqls), predicate, lo, hi, exact, lambda: _and([shown() for shown in kept]))
+            return (flat[0] if len(flat) == 1 else {"$and": flat}, predicate, lo, hi, exact,
+                    lambda: _and([shown() for shown in kept]))
         return bind_and
 
     @staticmethod
@@ -585,43 +620,13 @@ class _Deriver:
         return path != self.tf and not self.on_meta(path) and "." not in path
 
     def bind_time(self, n: Any) -> tuple[Any, ...] | None:
-        """The binder of a comparison of the time field (a conjunction takes its check instead,
-        ``time_check``, and makes one ``_TimeBounds`` of all its checks)."""
-        found = self.time_check(n)
-        if found is None:
-            return None
-        mql, check, lo, hi, shown = found
-        return mql, _TimeBounds(self.tf, (check,), self.time_key), lo, hi, False, shown
-
-    def time_check(self, n: Any) -> tuple[Any, ...] | None:
-        """(mql, check, lo_s, hi_s, shown_of) of a comparison of the time field (``_TimeBounds``' check),
-        or None when its operand is no date."""
-        value = n.value
-        d_ms = date_ms(value)
-        if d_ms is None:
-            self.check_operand(n, value, "")  # (a date passes all of them: only a non-date is checked)
-            return None  # a non-date never equals a date: the per-measurement filter answers
-        op = n.op
-        d_floor_s = d_ms // 1000
-        lo = d_floor_s - self.span_s if op in ("$eq", "$gt", "$gte") else None
-        hi = d_floor_s if op in ("$eq", "$lt", "$lte") else None
-        low, high = self.low, self.high
-        # A bucket spans less than ``span``: one starting before d - span ends before d, one starting
-        # after d ends before d + span. Each comparison therefore bounds both control fields, so an index
-        # scan is bounded on both sides whichever of them the index leads with ({t: -1} leads with
-        # control.max: a window's upper bound must reach it, or every later bucket of a series is read).
-        earliest_ms, latest_ms = d_ms - self.span_s * 1000, d_ms + self.span_s * 1000
-        # (``_and`` of parts none of which is an ``$and``: written as the one ``$and`` it makes)
-        if op == "$eq":
-            mql = {"$and": [{low: {"$lte": value}}, {high: {"$gte": value}}, {low: {"$gte": ms_to_date(earliest_ms)}},
-                            {high: {"$lte": ms_to_date(latest_ms)}}]}
-        elif op in ("$gt", "$gte"):
-            mql = {"$and": [{high: {op: value}}, {low: {op: ms_to_date(earliest_ms)}}]}
-        else:
-            mql = {"$and": [{low: {op: value}}, {high: {op: ms_to_date(latest_ms)}}]}
-        span_s = self.span_s
-        return (mql, (op, d_ms, earliest_ms, latest_ms), lo, hi,
-                lambda: _shown_time_bounds(low, high, op, value, d_ms, span_s))
+        """The binder of a comparison of the time field: a conjunction binds its time comparisons itself
+        (``conjunction``, one ``_TimeBounds`` of all their checks); one alone is bound as a conjunction
+        of itself (made on first use: a filter of one time comparison)."""
+        alone = self.time_alone
+        if alone is None:
+            alone = self.time_alone = self.conjunction([_none], [True])
+        return alone(n)
 
 
 def time_bounds_key(tf: str) -> str:
