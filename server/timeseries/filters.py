@@ -993,6 +993,8 @@ def render(node: Node) -> dict[str, Any]:
     # its meta filter)
     kind = type(node)
     any_node: Any = node
+    if kind is In:  # (its document as below writes it, without the one-path walk: every TSBS read renders one)
+        return {any_node.path: {"$in": _in_members(any_node)}}
     if kind is And:
         return _and([render(c) for c in any_node.children])
     if kind is Or:
