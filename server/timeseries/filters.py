@@ -120,7 +120,8 @@ class BucketFilter:
         mql = self.mql
         if not mql:
             return None
-        # (few calls: every indexed read asks it)
+        # (few calls — loops and ``in`` tests, not issuperset / get / isinstance calls —: every indexed
+        # read asks it)
         parts = mql["$and"] if "$and" in mql else (mql,)
         out: dict[str, Any] = {}
         for part in parts:
@@ -134,11 +135,23 @@ class BucketFilter:
                     continue
                 path, cond = as_in
             if path[:8] == "control.":
-                if type(cond) is not dict or not _CONTROL_BOUNDS.issuperset(cond):
+                if type(cond) is not dict:
                     continue
-            elif path[:4] != "meta":
+                other = False  # a key that is no bound
+                for k in cond:
+                    if k not in _CONTROL_BOUNDS:
+                        other = True
+                        break
+                if other:
+                    continue
+                if path in out:  # (a control path's first condition passed here too: a bounds document)
+                    out[path] = {**out[path], **cond}
+                else:
+                    out[path] = cond
                 continue
-            elif isinstance(cond, dict):
+            if path[:4] != "meta":
+                continue
+            if isinstance(cond, dict):
                 other = False  # an operator no index bounds
                 for k in cond:
                     if k[:1] == "$" and k not in _INDEX_OPERATORS:
@@ -146,11 +159,12 @@ class BucketFilter:
                         break
                 if other:
                     continue
-            known = out.get(path, _MISSING)
-            if known is _MISSING:
+            if path not in out:
                 out[path] = cond
-            elif isinstance(known, dict) and isinstance(cond, dict):
-                out[path] = {**known, **cond}
+            else:
+                known = out[path]
+                if isinstance(known, dict) and isinstance(cond, dict):
+                    out[path] = {**known, **cond}
         return out or None
 
 
