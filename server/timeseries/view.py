@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from bson.errors import InvalidDocument
@@ -87,7 +87,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     nodes, remaining = leading_matches(list(user_pipeline))
     n_nodes = len(nodes)
     node = None if not nodes else nodes[0] if n_nodes == 1 else And(tuple(nodes))
-    if isinstance(node, AlwaysTrue):
+    if type(node) is AlwaysTrue:  # (no subclass: no isinstance call)
         node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
     carried = None
     if node is not None:
@@ -111,16 +111,16 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     fields = None if tail.fields is None else _fields_read(shape, nodes, tail.fields)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
-                            "shownBucketFilter": Rendered(bfilter.shown_of),  # 7.0's form, for explain's plan
+                            "shownBucketFilter": bfilter.shown_of,  # 7.0's form, for explain's plan (rendered)
                             "eventFilter": ([user_pipeline[0]["$match"]] if n_nodes == 1  # (no comprehension: the usual one)
                                             else [s["$match"] for s in user_pipeline[:n_nodes]]),
                             "wholeBucketFilter": bfilter.exact,
                             "idRange": {"min": bfilter.lo_s, "max": bfilter.hi_s},
-                            "fields": sorted(fields) if fields is not None else "all",
+                            "fields": (lambda: sorted(fields)) if fields is not None else "all",  # (rendered)
                             "bucketsScanned": 0, "bucketsUnpacked": 0, "measurementsUnpacked": 0,
                             "measurementsReturned": 0}
     if column_filter is not None:
-        info["columnFilter"] = Rendered(column_filter.explain)
+        info["columnFilter"] = column_filter.explain  # (rendered)
         info["columnFilterComplete"] = column_filter.complete
         info["measurementsSkipped"] = 0
     predicate = bfilter.predicate
@@ -147,19 +147,20 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     elif plain and node is None and plan is None and tail.lastpoint(remaining):
         info["lastpoint"] = True
         buckets = lastpoint.latest_buckets(server, ns, spec.time_field, info)
-    elif (timed := _time_sorted(server, ns, spec, bfilter, tail.time_sort(remaining) if plain else None, plan,
-                                sort_memory)) is not None:
+    elif grouped is None and (timed := _time_sorted(server, ns, spec, bfilter, tail.time_sort(remaining) if plain
+                                                    else None, plan, sort_memory)) is not None:
+        # (a columnar group's pipeline starts with the $group: no time sort, not looked for)
         info["timeSort"] = {"sortKey": {spec.time_field: -1 if timed.shape.descending else 1},
                             "skip": timed.shape.skip, "limit": timed.shape.limit}
-        info["timeSortStats"] = Rendered(timed.stats)  # (as read: explain's executionStats)
+        info["timeSortStats"] = timed.stats  # (as read: explain's executionStats; rendered)
         if timed.series is not None:  # several series: their index scans in time order, merged
             info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
-            info["ixscan"] = Rendered(plan.ixscan_explain)  # (the bounds of all of them)
+            info["ixscan"] = plan.ixscan_explain  # (the bounds of all of them; rendered)
             buckets = _series_merged(server, ns, timed, info, predicate, bfilter.lo_s, bfilter.hi_s)
         elif plan is not None:  # the index scan in time order: one series' buckets, newest (or oldest) first
             plan = timed.plan
             info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
-            info["ixscan"] = Rendered(plan.ixscan_explain)
+            info["ixscan"] = plan.ixscan_explain  # (rendered)
             buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
         elif timed.shape.descending:
             hi_s = bfilter.hi_s if bfilter.hi_s is not None else scan.WRAP // 2 - 1  # (no extended range)
@@ -172,7 +173,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
                 rest, info)
     elif plan is not None:
         info["indexName"], info["indexKey"] = plan.index["name"], plan.index["key"]
-        info["ixscan"] = Rendered(plan.ixscan_explain)
+        info["ixscan"] = plan.ixscan_explain  # (rendered)
         buckets = scan.index_buckets(server, ns, plan, info, predicate, bfilter.lo_s, bfilter.hi_s)
     else:  # the collection scan: backward for a {$natural: -1} hint (buckets last to first, as mongod)
         backward = isinstance(hint, dict) and isinstance(hint.get("$natural"), int | float) and hint["$natural"] < 0
@@ -440,19 +441,12 @@ def _given(stretches: Iterator[list[bytes]], raw: bool) -> Iterator[Any]:
             yield from decode_all(b"".join(stretch))
 
 
-class Rendered:
-    """An explain detail of the read info rendered only when an explain shows it (``explain_info``):
-    most reads are no explain, and rendering bounds and terms is a good part of a short read's plan."""
-
-    __slots__ = ("render",)
-
-    def __init__(self, render: Callable[[], Any]):
-        self.render = render
-
-
 def explain_info(info: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a read's info with every ``Rendered`` detail rendered (keys in the same order)."""
-    return {k: v.render() if isinstance(v, Rendered) else v for k, v in info.items()}
+    """A copy of a read's info with every detail rendered (keys in the same order). A detail only an
+    explain shows is held as the callable that renders it (no other value of the info is callable: they
+    are documents, lists, strings, numbers and booleans): most reads are no explain, and rendering bounds
+    and terms is a good part of a short read's plan — nor is a wrapper object made per detail per read."""
+    return {k: v() if callable(v) else v for k, v in info.items()}
 
 
 def _buckets_in_order(server: Any, ns: str, spec: Any, bfilter: BucketFilter, info: dict[str, Any],
