@@ -240,11 +240,14 @@ class FilterShape:
     ``columns``), the columnar ``$group``'s condition template (``columnar``, ``conditions``) and the
     top-level fields the filter reads (``view``, ``fields``: (whether the shape fixes them,
     ``fields_fixed``; the fields when it does)). Each part is made the first time a read asks for it and
-    stored whole; none changes after."""
+    stored whole; none changes after. ``exprs``: the filter has ``$expr`` conjuncts (made with the
+    shape): only then can ``with_expr_implications`` add to it."""
 
-    __slots__ = ("binders", "columns", "conditions", "fields")
+    __slots__ = ("binders", "columns", "conditions", "fields", "exprs")
 
-    def __init__(self) -> None:
+    def __init__(self, node: Node | None = None) -> None:
+        self.exprs = node is not None and any(type(c) is Expr for c in (node.children if type(node) is And
+                                                                         else (node,)))
         self.binders: dict[tuple[Any, ...], Binder] = {}
         self.columns: Any = None
         self.conditions: Any = None
@@ -262,7 +265,7 @@ def shape_of(node: Node, time_field: str, meta_field: str | None) -> FilterShape
     if shape is None:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
-        shape = _SHAPES[key] = FilterShape()
+        shape = _SHAPES[key] = FilterShape(node)
     return shape
 
 
@@ -338,7 +341,7 @@ def derive(node: Node | None, time_field: str, meta_field: str | None, span_s: i
     bucket; ``assume_no_mixed_schema``: no guard for buckets whose min and max are of two types.
     ``shape``: ``shape_of(node, time_field, meta_field)`` when the caller has it. The derivation is the
     shape's binder (made the first time) bound to ``node``."""
-    if node is None or isinstance(node, AlwaysTrue):
+    if node is None or type(node) is AlwaysTrue:  # (no subclass: no isinstance call)
         return BucketFilter(collation=collation)
     if shape is None:
         shape = shape_of(node, time_field, meta_field)

@@ -89,17 +89,19 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     node = None if not nodes else nodes[0] if n_nodes == 1 else And(tuple(nodes))
     if type(node) is AlwaysTrue:  # (no subclass: no isinstance call)
         node = None  # ($match: {}, countDocuments' own: every measurement passes, nothing to evaluate)
-    carried = None
+    # what the filter's shape fixes (its bucket filter's binder, column filter and group conditions'
+    # templates), bound to this read's values by each planner below
+    carried = shape = None
     if node is not None:
         carried = parsed(user_pipeline[0])
-        node = with_expr_implications(node, spec.time_field, spec.meta_field,
-                                      carried.variables if carried is not None else None)
+        shape = shape_of(node, spec.time_field, spec.meta_field)
+        if shape.exprs:  # (the shape tells: most filters have no $expr to imply anything)
+            node = with_expr_implications(node, spec.time_field, spec.meta_field,
+                                          carried.variables if carried is not None else None)
+            shape = shape_of(node, spec.time_field, spec.meta_field)
     span = spec.bucket_max_span_seconds or 3600
     # the view carries the collection's default collation: the order of its buckets' control strings
     default = view_doc.get("collation")
-    # what the filter's shape fixes (its bucket filter's binder, column filter and group conditions'
-    # templates), bound to this read's values by each planner below
-    shape = None if node is None else shape_of(node, spec.time_field, spec.meta_field)
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
                      control_collation=parse_collation(default) if default else None, shape=shape)
     # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
