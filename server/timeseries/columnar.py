@@ -98,7 +98,10 @@ class ColumnarGroup:
         # the stage whose output is the read's when only a $sort (and a $limit) or nothing follows the
         # group: "$sort", "$group" or None (groupbatch.GroupOutput may then hand BSON to the cursor)
         self.last: str | None = None
-        columns, self.fast_key, self.runs_key = _group_keys(shape, time_field, conditions, paths)
+        # (the remembered keys read here when the caller has the paths: every columnar read has them)
+        found = None if paths is None else shape.keys.get((time_field, paths))
+        columns, self.fast_key, self.runs_key = found if found is not None else \
+            _group_keys(shape, time_field, conditions, paths)
         self.columns = list(columns)
 
 
