@@ -742,8 +742,7 @@ class _AllOf:
         for p in self.predicates:
             if not views:
                 break
-            select = getattr(p, "select", None)
-            views = select(views) if select is not None else [view for view in views if p(view)]
+            views = p.select(views) if type(p) in _SELECTING else [view for view in views if p(view)]
         return views
 
 
@@ -752,9 +751,8 @@ def kept(predicate: Any, views: list[Any]) -> list[Any]:
     chunk for predicates that decide many buckets at once (``select``), else one per bucket."""
     if predicate is None or not views:
         return views
-    select = getattr(predicate, "select", None)
-    if select is not None:
-        chosen: list[Any] = select(views)
+    if type(predicate) in _SELECTING:
+        chosen: list[Any] = predicate.select(views)
         return chosen
     return [view for view in views if predicate(view)]
 
@@ -792,6 +790,11 @@ class _OfHead:
         if found is None:
             found = self._points = [] if self.node is None else _point_alternatives(self.node)
         return found
+
+
+# the bucket predicates that decide a chunk of buckets at once (``select``): matched by type, no getattr
+# call (every read's chunk asks); any other predicate is a plain callable asked bucket by bucket
+_SELECTING = frozenset((_TimeBounds, _AllOf, _OfHead))
 
 
 def _point_alternatives(node: Node) -> list[tuple[MetaPoint, ...]]:
