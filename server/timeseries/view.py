@@ -104,13 +104,30 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     default = view_doc.get("collation")
     bfilter = derive(node, spec.time_field, spec.meta_field, span, collation=collation,
                      control_collation=parse_collation(default) if default else None, shape=shape)
-    # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed
-    event_filter = (_event_filter(carried, nodes, collation)
-                    if node is not None and not bfilter.exact else None)
+    # a meta-only filter is decided exactly per bucket: no per-measurement evaluation needed. The
+    # per-measurement predicate of the absorbed ``$match`` stages (compiled when first needed): a stage
+    # the command parsed (``carried``) carries the command's variables (``let``), which a ``$expr`` in it
+    # reads, and may carry its compile (reused under the same collation); other stages are compiled as
+    # they are
+    event_filter = None
+    if node is not None and not bfilter.exact:
+        if carried is not None and n_nodes == 1 and carried.node is nodes[0]:
+            event_filter = EventFilter(nodes[0], carried.variables, collation,
+                                       carried.predicate if carried.predicate is not None
+                                       and same_collation(carried.collation, collation) else None)
+        else:
+            event_filter = EventFilter(nodes[0] if n_nodes == 1 else And(tuple(nodes)), None, collation)
     # the part of the event filter decided on whole columns: only the rows it keeps become documents
     column_filter = rowfilter.plan(node, spec.time_field, spec.meta_field, shape) if event_filter is not None else None
     tail = _rest_of(remaining, spec.time_field, spec.meta_field)
-    fields = None if tail.fields is None else _fields_read(shape, nodes, tail.fields)
+    rest_fields = tail.fields
+    known = None if shape is None else shape.fields
+    if rest_fields is None:
+        fields = None
+    elif known is not None and known[0]:  # the filter's fields, remembered on its shape (``_fields_read``)
+        fields = None if known[1] is None else {*known[1], *rest_fields}
+    else:
+        fields = _fields_read(shape, nodes, rest_fields)
     info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
                             "bucketFilter": bfilter.mql,
                             "shownBucketFilter": bfilter.shown_of,  # 7.0's form, for explain's plan (rendered)
@@ -129,7 +146,11 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     plain = collation is None  # the special shapes below compare strings binary-wise
     # a read that only counts measurements: each bucket's accepted rows, no document (rowcount)
     counting = tail.counting
-    grouping = tail.grouping(remaining) if fields is not None and plain and counting is None else None
+    grouping = None
+    if fields is not None and plain and counting is None:
+        grouping = tail._grouping  # (remembered: no call)
+        if grouping is _UNSET:
+            grouping = tail.grouping(remaining)
     grouped = (columnar.plan(node, remaining, spec.time_field, spec.meta_field, shape, grouping,
                              None if column_filter is None else column_filter.dates)
                if grouping is not None else None)
@@ -262,21 +283,16 @@ def _rest_of(remaining: list[dict[str, Any]], time_field: str, meta_field: str |
 
 def _fields_read(shape: FilterShape | None, nodes: list[Any], rest: frozenset[str]) -> set[str] | None:
     """The top-level fields a read needs (``deps.needed_fields``) given those the rest of its pipeline
-    reads (``rest``): the filter's are remembered on its shape when the shape fixes them
-    (``filters.fields_fixed``)."""
-    if shape is None:  # (no filter, or {$match: {}})
-        read = filter_fields(nodes)
-        return None if read is None else {*read, *rest}
-    known = shape.fields
-    if known is None:
+    reads (``rest``), from the filter ``nodes``: remembered on its shape (``shape``, None: no filter)
+    the first time when the shape fixes them (``filters.fields_fixed``), where ``read_source`` reads
+    them from then on."""
+    if shape is not None and shape.fields is None:
         fixed = fields_fixed(nodes[0] if len(nodes) == 1 else And(tuple(nodes)))
         read = filter_fields(nodes)
-        known = shape.fields = (fixed, None if read is None else frozenset(read)) if fixed else (False, None)
+        shape.fields = (fixed, None if read is None else frozenset(read)) if fixed else (False, None)
         return None if read is None else {*read, *rest}
-    if not known[0]:
-        read = filter_fields(nodes)
-        return None if read is None else {*read, *rest}
-    return None if known[1] is None else {*known[1], *rest}
+    read = filter_fields(nodes)  # (no filter, {$match: {}}, or fields its shape does not fix)
+    return None if read is None else {*read, *rest}
 
 
 def _time_sorted(server: Any, ns: str, spec: Any, bfilter: BucketFilter, shape: time_sort.TimeSortShape | None,
@@ -478,18 +494,6 @@ class EventFilter:
         if self._predicate is None:
             self._predicate = compile_node(self._node, variables=self._variables, collation=self._collation)
         return self._predicate
-
-
-def _event_filter(carried: Any, nodes: list[Any], collation: Any) -> EventFilter:
-    """The per-measurement predicate of the absorbed ``$match`` stages (compiled when first needed). A
-    stage the command parsed (``carried``: the first stage's ``parsed``) carries the command's variables
-    (``let``), which a ``$expr`` in it reads, and may carry its compile (reused under the same collation);
-    other stages are compiled as they are."""
-    if carried is not None and len(nodes) == 1 and carried.node is nodes[0]:
-        if carried.predicate is not None and same_collation(carried.collation, collation):
-            return EventFilter(nodes[0], carried.variables, collation, carried.predicate)
-        return EventFilter(nodes[0], carried.variables, collation)
-    return EventFilter(nodes[0] if len(nodes) == 1 else And(tuple(nodes)), None, collation)
 
 
 def _interruptible(chunks: Iterator[list[Any]]) -> Iterator[list[Any]]:
