@@ -505,6 +505,9 @@ def _interruptible(chunks: Iterator[list[Any]]) -> Iterator[list[Any]]:
         yield chunk
 
 
+_SPENT: Iterator[Any] = iter(())  # a read's measurements once its group answered them: none (shared)
+
+
 class GroupableMeasurements:
     """The measurements of a read (an iterator, like every read source) that can also answer the
     ``$group`` stage right after it column-at-a-time: the ``$group`` stage calls
@@ -530,9 +533,10 @@ class GroupableMeasurements:
         return next(self._it)
 
     def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict[str, Any]] | None:
-        if self._it is not None or group_spec != self._plan.group_spec:
+        planned = self._plan.group_spec
+        if self._it is not None or (group_spec is not planned and group_spec != planned):  # (usually the one object)
             return None
-        self._it = iter(())
+        self._it = _SPENT
         return groupbatch.run(self._plan, self._buckets, self._event_filter, self._fields, self._info, ctx,
                               self._column_filter, self._in_order, self._raw)
 
@@ -564,9 +568,10 @@ class CountedMeasurements:
         return next(self._it)
 
     def group_result(self, group_spec: Any, ctx: Any) -> Iterator[dict[str, Any]] | None:
-        if self._it is not None or group_spec != self._counting.group_spec:
+        planned = self._counting.group_spec
+        if self._it is not None or (group_spec is not planned and group_spec != planned):  # (usually the one object)
             return None
-        self._it = iter(())
+        self._it = _SPENT
         return rowcount.run(self._counting, self._buckets, self._event_filter, self._fields, self._info,
                             self._column_filter, self._spec.time_field, self._spec.meta_field,
                             getattr(ctx, "variables", None))
