@@ -189,10 +189,11 @@ class _Conditions:
     field or of a top-level measurement field with its ufunc; ``none``: some part has no vectorized
     form whatever its operand. Whether an operand vectorizes is read at each bind."""
 
-    __slots__ = ("flat", "kinds", "none", "paths", "times")
+    __slots__ = ("flat", "alone", "kinds", "none", "paths", "times")
 
     def __init__(self, node: Node, tf: str, mf: str | None):
         self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
+        self.alone = not isinstance(node, And)  # one conjunct: the node itself (a filter of one comparison)
         self.kinds: list[tuple[str, Any] | None] = []
         self.none = False
         self.paths: tuple[str, ...] = ()  # the bound conditions' paths, sorted (``_group_keys``)
@@ -220,7 +221,7 @@ class _Conditions:
         if dates is not None and len(dates) != self.times:
             dates = None  # (not this filter's: converted here)
         k = 0
-        parts = node.children if self.flat else _conjuncts(node)  # type: ignore[attr-defined]
+        parts = node.children if self.flat else (node,) if self.alone else _conjuncts(node)  # type: ignore[attr-defined]
         out: list[tuple[str, np.ufunc, float]] = []  # the time field's operand is int ms
         for part, kind in zip(parts, self.kinds, strict=True):
             if kind is None:

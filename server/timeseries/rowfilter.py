@@ -259,7 +259,8 @@ def plan(node: Node | None, time_field: str, meta_field: str | None,
     dates: tuple[int | None, ...] = ()
     # (the terms bound inline — a loop, tuples made by ``tuple.__new__`` —: every read with a filter
     # binds them; what the shape fixes is the template's)
-    for part, binder, decided in zip(node.children if template.flat else _conjuncts(node),  # type: ignore[attr-defined]
+    for part, binder, decided in zip(node.children if template.flat else (node,) if template.alone  # type: ignore[attr-defined]
+                                     else _conjuncts(node),
                                      template.binders, template.decided, strict=True):
         if binder is not None:
             path, op, negated, unwrap, is_in, dated = binder
@@ -310,11 +311,12 @@ class _Template:
     conjunct: the first other conjunct the bucket filter does not decide makes the terms less than the
     whole filter."""
 
-    __slots__ = ("flat", "binders", "decided")
+    __slots__ = ("flat", "alone", "binders", "decided")
 
     def __init__(self, node: Node, time_field: str, meta_field: str | None):
         # a conjunction of no conjunction (every read's filter): its children are the conjuncts
         self.flat = isinstance(node, And) and not any(isinstance(c, And) for c in node.children)
+        self.alone = not isinstance(node, And)  # one conjunct: the node itself (a filter of one comparison)
         parts = _conjuncts(node)
         self.binders = tuple(_binder(part, time_field, meta_field) for part in parts)
         self.decided = tuple(decided_per_bucket(part, meta_field) for part in parts)
