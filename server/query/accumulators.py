@@ -51,7 +51,7 @@ from tidemark.query.value_repr import bson_repr
 from tidemark.query.values import MISSING, compare, sort_key
 
 __all__ = ["AccumulatorSpec", "Accumulator", "parse_accumulator", "make_accumulator", "fold_constant",
-           "ACCUMULATORS"]
+           "ACCUMULATORS", "SPEC_ONLY"]
 
 
 class AccumulatorSpec:
@@ -333,6 +333,9 @@ _SLIDING: dict[str, Callable[[], Accumulator]] = {
     "$sum": WindowSum, "$avg": WindowAvg, "$max": lambda: WindowMax(compare),
     "$stdDevPop": lambda: WindowStdDev(False), "$stdDevSamp": lambda: WindowStdDev(True),
 }
+# The accumulators whose parse reads nothing but their argument and the collation (no 'n' or 'p' that
+# reads the command's variables or the group key).
+SPEC_ONLY = frozenset(_SIMPLE) | {"$count"}
 ACCUMULATORS = frozenset(_SIMPLE) | {"$count", "$top", "$bottom", "$topN", "$bottomN", "$firstN", "$lastN",
                                      "$maxN", "$minN", "$median", "$percentile", "$accumulator"}
 

@@ -201,6 +201,13 @@ def _shape_key(expr: Any, allow_vars: bool) -> Any:
         return None
 
 
+def compiled_once(expr: Any) -> bool:
+    """Whether ``compile_expression(expr)`` under the simple collation is the one function of its shape
+    (``_COMPILED``: no constant holding a request's own value, no JavaScript), which any request of that
+    shape may hold."""
+    return _shape_key(expr, True) is not None
+
+
 def _shape(v: Any) -> Any:
     t = type(v)
     if t is str:

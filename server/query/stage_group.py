@@ -42,13 +42,15 @@ from decimal import Decimal, localcontext
 from typing import IO, Any, cast
 
 from bson.decimal128 import Decimal128, create_decimal128_context
+from bson.errors import InvalidDocument
 
+from tidemark.protocol.codec import encode
 from tidemark.protocol.errors import MongoError
 from tidemark.query import spill
-from tidemark.query.accumulators import parse_accumulator
+from tidemark.query.accumulators import SPEC_ONLY, parse_accumulator
 from tidemark.query.collation import compare_for, sort_key_for
 from tidemark.query.expr_base import as_float, int32_arg, num_kind, type_name
-from tidemark.query.expressions import compile_expression
+from tidemark.query.expressions import compile_expression, compiled_once, free_variables
 from tidemark.query.interrupt import tick
 from tidemark.query.javascript import JsFunction
 from tidemark.query.memory import approx_size as _approx_size
@@ -474,17 +476,52 @@ def compile_group_id(id_spec: Any, collation: Any = None):
     return lone_field
 
 
+# The parses of $group specs (under the simple collation) that hold only what every request of the same
+# BSON may share: ``_id`` and accumulator arguments each ``compiled_once`` and reading no user variable,
+# accumulators of ``SPEC_ONLY`` (their parse reads no variable, no group key). By the spec's BSON
+# (types and field order exact), a hit confirmed by ``==`` against the spec it was made from (so two
+# values of one BSON but different Python values, a datetime's microseconds, are not confused): the
+# key function and the accumulators (never changed once made), as a tuple. Errors are not remembered.
+# Cleared when full.
+_PARSED: dict[bytes, tuple[dict, Any, tuple]] = {}
+_PARSED_MAX = 256
+
+
+def _shareable(spec: dict, fields: list) -> bool:
+    """Whether the parse of ``spec`` (its ``fields``) may go into ``_PARSED``."""
+    parts = [spec["_id"]]
+    for _, acc in fields:
+        if acc.name not in SPEC_ONLY:
+            return False
+        parts.append(acc.spec)
+    return all(compiled_once(p) and not free_variables(p) for p in parts)
+
+
 def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
     """$group: fields are parsed in their order, ``_id`` where it stands, and a missing ``_id`` is
     reported after them all (DocumentSourceGroup::createFromBson), so the first bad field wins."""
     if not isinstance(spec, dict):
         raise MongoError(15947, "a group's fields must be specified in an object")
     collation, variables = ctx.collation, ctx.variables
-    for key in spec:  # the first key: _id most often, and the fields after it parse in one pass
-        if key == "_id":
+    key = None
+    if collation is None:
+        try:
+            key = encode(spec)
+        except (InvalidDocument, OverflowError):
+            pass
+        else:
+            hit = _PARSED.get(key)
+            if hit is not None and hit[0] == spec:
+                return GroupStage(spec, hit[1], hit[2], ctx)
+    for first in spec:  # the first key: _id most often, and the fields after it parse in one pass
+        if first == "_id":
             id_fn = compile_group_id(spec["_id"], collation)
             fields = parse_accumulated_fields(spec, "$group", collation=collation, variables=variables,
                                               group_key_n=True)
+            if key is not None and _shareable(spec, fields):
+                if len(_PARSED) >= _PARSED_MAX:
+                    _PARSED.clear()
+                _PARSED[key] = (spec, id_fn, tuple(fields))
             return GroupStage(spec, id_fn, fields, ctx)
         break
     names = list(spec)
