@@ -446,24 +446,22 @@ NEAR_NOT_ALLOWED = ("$geoNear, $near, and $nearSphere are not allowed in this co
 def has_near(value: Any) -> bool:
     """``$near``/``$nearSphere`` (or their legacy spelling ``$geoNear``) anywhere in a filter (what a
     ``$match`` may not hold: 5626500)."""
-    # (loops, and no call for a scalar nor for a plain dict or list: every $match is walked)
-    t = type(value)
-    if t is dict or t is not list and isinstance(value, dict):
-        for k in value:
-            if k == "$near" or k == "$nearSphere" or k == "$geoNear":
+    # (every $match is walked: one breadth-first pass over a list of the containers met, which grows as
+    # it is read: no call per container nor per scalar; a client controls the nesting, so no recursion)
+    todo = [value]
+    for v in todo:
+        t = type(v)
+        if t is dict or t is not list and t not in SCALAR_TYPES and isinstance(v, dict):
+            if "$near" in v or "$nearSphere" in v or "$geoNear" in v:
                 return True
-            v = value[k]
-            t = type(v)
-            if (t is dict or t is list or t not in SCALAR_TYPES and isinstance(v, (dict, list))) and has_near(v):
-                return True
-        return False
-    if t is list or isinstance(value, list):
-        for v in value:
-            t = type(v)
-            if (t is dict or t is list or t not in SCALAR_TYPES and isinstance(v, (dict, list))) and has_near(v):
-                return True
+            for k in v:
+                if type(x := v[k]) not in SCALAR_TYPES:
+                    todo += (x,)
+        elif t is list or t not in SCALAR_TYPES and isinstance(v, list):
+            for x in v:
+                if type(x) not in SCALAR_TYPES:
+                    todo += (x,)
     return False
-
 
 
 def _optimize(stages: list[Stage]) -> list[Stage]:
