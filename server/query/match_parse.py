@@ -233,7 +233,10 @@ def _parse_object(obj: Mapping, *, top: bool, sub: bool) -> Node:
             children.append(_regex_node(key, value))
         else:
             children.append(Cmp(key, "$eq", value))
-    return _conj(children)
+    # (_conj inline: every filter ends here)
+    if len(children) > 1:
+        return And(tuple(children))
+    return children[0] if children else AlwaysTrue()
 
 
 def _parse_top_operator(key: str, value: Any, *, top: bool, sub: bool) -> Node | None:
@@ -347,10 +350,18 @@ def _parse_path_operators(path: str, ops: Mapping, *, sub: bool) -> list[Node]:
         raise MongoError(ErrorCode.BadValue, "$maxDistance and $minDistance are only allowed with $near "
                                              "or $nearSphere")
     for op, arg in ops.items():
-        if op in ("$regex", "$options", "$maxDistance", "$minDistance") or op in _NEAR_OPS:
+        if op in _COMPARISONS and type(arg) in SCALAR_TYPES:  # (no regex: _parse_path_operator's Cmp, no call)
+            out.append(Cmp(path, op, arg))
+        elif op == "$in" and type(arg) is list:  # (the usual $in: _parse_path_operator's, one call fewer)
+            out.append(_parse_in(path, arg))
+        elif op in ("$regex", "$options", "$maxDistance", "$minDistance") or op in _NEAR_OPS:
             continue
-        out.append(_parse_path_operator(path, op, arg, sub=sub))
+        else:
+            out.append(_parse_path_operator(path, op, arg, sub=sub))
     return out
+
+
+_COMPARISONS = frozenset({"$eq", "$gt", "$gte", "$lt", "$lte"})
 
 
 def _parse_regex_document(path: str, ops: Mapping) -> Regex:
