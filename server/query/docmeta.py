@@ -88,26 +88,23 @@ class DocMeta:
 
 def mentions_meta(value: Any) -> bool:
     """Whether a spec (projection, sort, pipeline) contains a ``$meta`` operator anywhere."""
-    # Every read walks its whole pipeline here: one breadth-first pass over a list that grows as it
-    # is read (no call per container, no isinstance per scalar; a client controls the nesting, so no
-    # recursion either). Subclasses of dict/list (SON...) take the isinstance branch.
+    # Every read walks its whole pipeline here: one breadth-first pass over a list of the containers met,
+    # which grows as it is read (no call per container nor per scalar, no isinstance per scalar; a
+    # client controls the nesting, so no recursion either). Subclasses of dict/list (SON...) take the
+    # isinstance branch.
     todo = [value]
     for v in todo:
         t = type(v)
-        if t is dict:
+        if t is dict or t is not list and isinstance(v, dict):
             if "$meta" in v:
                 return True
-            todo += v.values()
-        elif t is list:
-            todo += v
-        elif t in _SCALARS:
-            continue
-        elif isinstance(v, dict):
-            if "$meta" in v:
-                return True
-            todo += v.values()
-        elif isinstance(v, list):
-            todo += v
+            for k in v:
+                if type(x := v[k]) not in _SCALARS:
+                    todo += (x,)
+        elif t is list or isinstance(v, list):
+            for x in v:
+                if type(x) not in _SCALARS:
+                    todo += (x,)
     return False
 
 
