@@ -237,8 +237,14 @@ _ATLAS_ONLY = ("$search", "$searchMeta", "$vectorSearch", "$listSearchIndexes")
 def starts_with_source(pipeline: Any) -> bool:
     """Whether the pipeline's first stage makes its own documents (``$collStats``, ``$indexStats``,
     ``$documents``...: mongod's initial sources), so that its read scans no collection."""
-    return bool(pipeline) and isinstance(pipeline[0], dict) and len(pipeline[0]) == 1 \
-        and next(iter(pipeline[0])) in _FIRST_ONLY
+    if not pipeline:
+        return False
+    first = pipeline[0]
+    if type(first) is not dict and not isinstance(first, dict):
+        return False
+    for name in first:  # (its first key, without the calls of next(iter(...)); its length only for those)
+        return name in _FIRST_ONLY and len(first) == 1
+    return False
 
 
 def check_shape(pipeline: Any, implicit: int = 0) -> None:
@@ -280,39 +286,40 @@ def is_stage(name: str) -> bool:
     return name in STAGES or name in _NOT_SUPPORTED or name in _ATLAS_ONLY
 
 
-def stage_names(pipeline: Any, extra: Any = ()) -> list[str]:
+def stage_names(pipeline: Any, extra: Any = (), out: list[str] | None = None) -> list[str]:
     """The name of each stage of ``pipeline`` and of its sub-pipelines ($lookup's and $unionWith's
     ``pipeline``, each of $facet's, $merge's ``whenMatched`` pipeline) that is a stage Tidemark knows
-    (or one of ``extra``), in order: what mongod's LiteParsedPipeline::tickGlobalStageCounters counts."""
-    if not STAGES:
-        STAGES.update(_stage_table())
-    out: list[str] = []
-    _stage_names(pipeline, extra, out)
-    return out
-
-
-def _stage_names(pipeline: Any, extra: Any, out: list[str]) -> None:
+    (or one of ``extra``), in order: what mongod's LiteParsedPipeline::tickGlobalStageCounters counts.
+    ``out``: the list to append them to (the sub-pipelines' walk), returned."""
     # (a list filled in one walk, not a generator: every aggregate counts its stages, and each
     # resumption of a generator costs a call)
+    if not STAGES:
+        STAGES.update(_stage_table())
+    if out is None:
+        out = []
     if type(pipeline) is not list:
-        return
+        return out
     for stage in pipeline:
-        if type(stage) is not dict and not isinstance(stage, dict) or len(stage) != 1:
+        if type(stage) is not dict and not isinstance(stage, dict):
             continue
-        for name in stage:
-            spec = stage[name]
+        try:
+            [name] = stage  # (its one field, without a call; none or several: not a stage)
+        except ValueError:
+            continue
+        spec = stage[name]
         if name not in STAGES and name not in extra:
             continue
         out.append(name)
         if type(spec) is not dict and not isinstance(spec, dict):
             continue
         if name == "$lookup" or name == "$unionWith":
-            _stage_names(spec.get("pipeline"), extra, out)
+            stage_names(spec.get("pipeline"), extra, out)
         elif name == "$facet":
             for sub in spec.values():
-                _stage_names(sub, extra, out)
+                stage_names(sub, extra, out)
         elif name == "$merge":
-            _stage_names(spec.get("whenMatched"), extra, out)
+            stage_names(spec.get("whenMatched"), extra, out)
+    return out
 
 
 def known_stage_names() -> list[str]:
