@@ -15,7 +15,6 @@ nothing (storage README, "LMDB discipline").
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
 import itertools
@@ -227,7 +226,7 @@ def pipeline_context(server: ServerState, db: str, coll: str, *, variables: dict
     return pipeline_mod.PipelineContext(
         variables=dict(variables or {}),
         allow_disk_use=allow_disk_use,
-        memory_limit=_stage_memory_limit(server),
+        memory_limit=params["internalQueryMaxBlockingSortMemoryUsageBytes"],  # (what one blocking stage may buffer)
         group_memory_limit=params["internalDocumentSourceGroupMaxMemoryBytes"],
         bucket_auto_memory_limit=params["internalDocumentSourceBucketAutoMaxMemoryBytes"],
         window_memory_limit=params["internalDocumentSourceSetWindowFieldsMaxMemoryBytes"],
@@ -290,11 +289,6 @@ def allow_disk_use_default(server: ServerState) -> bool:
     return bool(server.params["allowDiskUseByDefault"])
 
 
-def _stage_memory_limit(server: ServerState) -> int:
-    """What one blocking stage may buffer (mongod's 100 MB; a server parameter)."""
-    return server.params["internalQueryMaxBlockingSortMemoryUsageBytes"]
-
-
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool | None = None, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
@@ -324,7 +318,7 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     # mongod optimizes the pipeline once it parsed all of it (a parse error of any stage comes first):
     # an invalid constant in a $match's $expr fails the read even when no document reaches it
     for stage in pipeline:
-        if isinstance(stage, dict) and "$match" in stage:
+        if (type(stage) is dict or isinstance(stage, dict)) and "$match" in stage:
             expr_optimize.fold_filter_constants(stage["$match"], collation=coll)
     # then it plans the read: a stage reading metadata the read cannot make fails it (40218); a
     # time-series read opens with its unpack ($text refused, $geoNear rewritten) and is left out
@@ -380,9 +374,11 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
     if resolved.ts_view is not None:
         # mongod's pipeline here is the view's $_internalUnpackBucket, the views' stages, then the read's:
         # its length limits count them all (the time-series planner reads stages before they are parsed)
-        whole = _front_stages(resolved) + list(pipeline) if isinstance(pipeline, list) else pipeline
+        whole = _front_stages(resolved) + list(pipeline) if type(pipeline) is list or isinstance(pipeline, list) \
+            else pipeline
         if shape_checked:  # (the read's own stages were checked: the views' and the whole length are left)
-            pipeline_mod.check_shape(resolved.pipeline, len(pipeline) + 1)  # (+1: the unpack stage)
+            if resolved.pipeline or len(pipeline) >= pipeline_mod.MAX_PIPELINE_LENGTH:
+                pipeline_mod.check_shape(resolved.pipeline, len(pipeline) + 1)  # (+1: the unpack stage)
         else:
             pipeline_mod.check_shape(whole)
         # one context for the checks below and the stages the source leaves (each makes a dozen closures)
@@ -395,12 +391,15 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             pipeline_mod.check_after_front(pipeline, pctx, _TS_HEAD_STAGES, shape_checked=shape_checked)
         full = special_reads.timeseries_special(resolved.pipeline + push_matches_before(pipeline), variables)
         # the source absorbs what it can under the read's collation; the rest runs here, collated
-        # ($collStats... make their own documents: no scan of the buckets is counted)
-        with not_counted() if pipeline_mod.starts_with_source(full) else _COUNTED:
-            docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, hint=hint,
-                                                          collation=coll, buckets_info=resolved.buckets_info,
-                                                          raw=raw_ok,
-                                                          sort_memory=(pctx.memory_limit, allow_disk_use))
+        # ($collStats... make their own documents: no scan of the buckets is counted; a counted read
+        # enters no with-block)
+        options = {"hint": hint, "collation": coll, "buckets_info": resolved.buckets_info, "raw": raw_ok,
+                   "sort_memory": (pctx.memory_limit, allow_disk_use)}
+        if pipeline_mod.starts_with_source(full):
+            with not_counted():
+                docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, **options)
+        else:
+            docs, remaining, ts_info = ts_view.read_source(server, db, resolved.ts_view, full, **options)
         remaining = list(remaining)
         out = docs
         stages: list = []
@@ -571,9 +570,6 @@ def _out_target(db: str, spec: Any) -> tuple[str, Any]:
     raise MongoError(ErrorCode.BadValue, "$out requires a collection name")
 
 
-# (the scan counted: nothing to enter; nullcontext is reentrant, one serves every read)
-_COUNTED = contextlib.nullcontext()
-
 # the first-only stages mongod runs at the head of a read of a time-series view, not after its unpack
 _TS_HEAD_STAGES = frozenset({"$collStats", "$indexStats"})
 
@@ -588,8 +584,11 @@ def _front_stages(resolved: Any) -> list[dict]:
 def check_output_stage(server: ServerState, db: str, pipeline: list) -> None:
     """Refuse a final ``$out``/``$merge`` into a view or a time-series collection before the pipeline
     runs (the write callbacks check again under their own read)."""
-    last = pipeline[-1] if pipeline and isinstance(pipeline[-1], dict) and len(pipeline[-1]) == 1 else None
-    if last is None or "$out" not in last and "$merge" not in last:
+    if not pipeline:
+        return
+    last = pipeline[-1]  # (the usual last stage, neither: no call)
+    if type(last) is not dict and not isinstance(last, dict) or "$out" not in last and "$merge" not in last \
+            or len(last) != 1:
         return
     stage, spec = next(iter(last.items()))
     target_db, target = (_out_target if stage == "$out" else write_stages.merge_target)(db, spec)
@@ -1038,7 +1037,8 @@ def run_find(server: ServerState, spec: FindSpec, db: str, ctx=None, raw_ok: boo
     stop = spec.skip + spec.limit if spec.limit and spec.skip + spec.limit <= sys.maxsize else None
     if spec.sort and not plan.provides_sort:
         allow_disk = allow_disk_use_default(server) if spec.allow_disk is None else spec.allow_disk
-        docs = _lazy_sorted(docs, spec.sort, stop, allow_disk, _stage_memory_limit(server), spec.collation, spec.meta)
+        docs = _lazy_sorted(docs, spec.sort, stop, allow_disk,
+                                server.params["internalQueryMaxBlockingSortMemoryUsageBytes"], spec.collation, spec.meta)
         if not allow_disk and in_min_max is None and not spec.hint and not C.is_buckets_collection(spec.name, info):
             docs = _sorting_plan_on_memory_limit(docs, server, spec, info, stats)
     if spec.skip or spec.limit:

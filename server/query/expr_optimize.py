@@ -57,8 +57,10 @@ def fold_filter_constants(filter: Any, *, collation: Any = None) -> None:
     constant sub-expressions evaluated, children first, in filter order. ``filter`` is a parsed
     (valid) filter document: call this once the query parsed (mongod parses the whole command before
     it optimizes), for queries only. A filter without ``$expr`` costs a look at its top-level keys."""
-    if not isinstance(filter, dict):  # not a filter document: nothing to fold
+    if type(filter) is not dict and not isinstance(filter, dict):  # not a filter document: nothing to fold
         return
+    if "$expr" not in filter and "$and" not in filter and "$or" not in filter and "$nor" not in filter:
+        return  # (the usual filter: its keys looked up, no walk)
     for key, value in filter.items():
         if key == "$expr":
             fold_expression_constants(value, collation=collation)
