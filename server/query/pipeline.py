@@ -150,7 +150,7 @@ class Stage:
     """One parsed stage. ``apply`` maps an iterator of documents to an iterator of documents;
     ``stats`` is what it did (:class:`StageStats`)."""
 
-    __slots__ = ("name", "spec", "_apply", "blocking", "stats")
+    __slots__ = ("name", "spec", "_apply", "blocking", "_stats")
 
     def __init__(self, name: str, spec: Any, apply: Callable[[Iterator[dict]], Iterator[dict]],
                  *, blocking: bool = False, stats: StageStats | None = None):
@@ -158,7 +158,16 @@ class Stage:
         self.spec = spec
         self._apply = apply
         self.blocking = blocking
-        self.stats = StageStats() if stats is None else stats
+        self._stats = stats
+
+    @property
+    def stats(self) -> StageStats:
+        # made when first asked (a spill, an explain, a stage sharing it): most runs never ask, and
+        # every request parses a few stages
+        stats = self._stats
+        if stats is None:
+            stats = self._stats = StageStats()
+        return stats
 
     def apply(self, docs: Iterator[dict]) -> Iterator[dict]:
         if _COLLECTING.get():  # (once per run of the stage: nothing per document otherwise)
@@ -383,7 +392,8 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     misplaced = None  # the first first-only stage past the head
     extra = ctx.extra_stages
     for i, spec in enumerate(pipeline):
-        ((name, arg),) = spec.items()  # (one field: check_shape)
+        [name] = spec  # (one field: check_shape; its name without a call)
+        arg = spec[name]
         parser = extra[name] if name in extra else STAGES[name] if name in STAGES else None
         if parser is None:
             if name in _ATLAS_ONLY:
