@@ -500,7 +500,7 @@ def _shareable(spec: dict, fields: list) -> bool:
 def parse_group(spec: Any, ctx: PipelineContext) -> Stage:
     """$group: fields are parsed in their order, ``_id`` where it stands, and a missing ``_id`` is
     reported after them all (DocumentSourceGroup::createFromBson), so the first bad field wins."""
-    if not isinstance(spec, dict):
+    if type(spec) is not dict and not isinstance(spec, dict):  # (the usual dict: no isinstance call)
         raise MongoError(15947, "a group's fields must be specified in an object")
     collation, variables = ctx.collation, ctx.variables
     key = None
