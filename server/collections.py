@@ -362,13 +362,15 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
         # them (its DocMeta table; a find's record-id table never reaches a nested read)
         caller_meta = docmeta.table(variables)
         meta = caller_meta if type(caller_meta) is docmeta.DocMeta else None
-    if resolved.chain:
+    default = C.default_collation_of(info, resolved.chain[0] if resolved.chain else None)
+    if collation is None and not default:
+        coll = None  # (effective_collation's simple case, without the call)
+    elif resolved.chain:
         # a time-series collection may be queried with another collation (mongod checks only views;
         # the chain's first view is the time-series one only for kind TIMESERIES)
-        coll = C.effective_collation(collation, C.default_collation_of(view=resolved.chain[0]),
-                                     on_view=resolved.kind != namespace.TIMESERIES)
+        coll = C.effective_collation(collation, default, on_view=resolved.kind != namespace.TIMESERIES)
     else:
-        coll = C.effective_collation(collation, C.default_collation_of(info))
+        coll = C.effective_collation(collation, default)
     if not nested and (pipeline or resolved.pipeline):
         _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
     if resolved.ts_view is not None:
