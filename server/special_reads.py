@@ -20,8 +20,8 @@ from tidemark.query import docmeta
 from tidemark.query import plan as planner
 from tidemark.query.geo_near import geo_near_key, parse_geo_near, timeseries_rewrite
 from tidemark.query.match import compile_filter, parse_filter
-from tidemark.query.match_parse import refuse_special_features, where_not_allowed
-from tidemark.query.parsed_match import MatchStage, parsed
+from tidemark.query.match_parse import refuse_special_features
+from tidemark.query.parsed_match import MatchStage
 from tidemark.query.pipeline import has_near, parse_pipeline
 from tidemark.query.plan_special import mentions_special, special_scan
 
@@ -44,7 +44,7 @@ def timeseries_special(full: list, variables: dict | None) -> list:
             if "$text" in flt:
                 raise MongoError(ErrorCode.IndexNotFound, "text index required for $text query")
             near = has_near(flt)
-            unparsed = parsed(first) is None
+            unparsed = type(first) is not MatchStage  # (parsed()'s test, without the call)
             if unparsed and (len(first) != 1 or near):
                 parse_pipeline(full[:1])  # $near/$nearSphere in a $match: 5626500, as on any aggregation
             elif near:
@@ -53,8 +53,7 @@ def timeseries_special(full: list, variables: dict | None) -> list:
                 # validated here as parse_pipeline would, parsed once: the time-series source takes
                 # the node (deps.leading_matches) and compiles its per-measurement filter only if a
                 # bucket needs it (view.EventFilter)
-                with where_not_allowed():
-                    node = parse_filter(flt)
+                node = parse_filter(flt, no_where=True)
                 full = [MatchStage(flt, node, None, None, variables), *full[1:]]
             else:
                 # a find's filter, parsed by the command: a find on a view runs as an aggregation,

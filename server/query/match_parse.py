@@ -197,13 +197,21 @@ def is_operator_document(value: Any, allow_incomplete_dbref: bool = False) -> bo
 SCALAR_TYPES = frozenset({str, int, float, bool, type(None), datetime.datetime})
 
 
-def parse_filter(filter: Mapping | None) -> Node:
-    """Parse a filter document; raises MongoError with mongod's code/message when invalid."""
+def parse_filter(filter: Mapping | None, *, no_where: bool = False) -> Node:
+    """Parse a filter document; raises MongoError with mongod's code/message when invalid.
+    ``no_where``: parsed as inside ``where_not_allowed()`` (an aggregation's ``$match``), without
+    the block's calls."""
     if filter is None:
         return AlwaysTrue()
     if type(filter) is not dict and not isinstance(filter, Mapping):
         raise MongoError(ErrorCode.TypeMismatch, "filter must be an object")
-    return _parse_object(filter, top=True, sub=False)
+    if not no_where:
+        return _parse_object(filter, top=True, sub=False)
+    token = _WHERE_ALLOWED.set(False)
+    try:
+        return _parse_object(filter, top=True, sub=False)
+    finally:
+        _WHERE_ALLOWED.reset(token)
 
 
 def parse_value_condition(ops: Mapping) -> Node:
