@@ -96,7 +96,7 @@ def compile_expression(expr: Any, *, allow_vars: bool = True, collation: Any = N
     Inside ``defined_variables(names)`` (a pipeline being parsed), a reference to a user variable
     that neither ``names`` nor an enclosing ``$let``/``$map``/``$filter``/``$reduce`` defines fails
     17276 now, as mongod's VariablesParseState does; outside it the reference fails when it runs."""
-    scope = _PARSE_SCOPE.get()
+    scope = PARSE_SCOPE.get()
     key = _shape_key(expr, allow_vars) if collation is None else None
     if key is not None:
         fn = _COMPILED.get(key)
@@ -126,13 +126,15 @@ _FREE: dict[Any, tuple[str, ...]] = {}  # free_variables of the shapes in _COMPI
 _COMPILED_MAX = 1024
 # The user variables defined where an expression is being parsed (command ``let``, a $lookup's
 # ``let``; NOW): None when the caller does not say, and references are then only checked when they run.
-_PARSE_SCOPE: ContextVar[frozenset[str] | None] = ContextVar("tidemark_parse_scope", default=None)
+# Set by ``defined_variables``' block, and directly by ``pipeline.parse_pipeline`` (every request: no
+# block's calls).
+PARSE_SCOPE: ContextVar[frozenset[str] | None] = ContextVar("tidemark_parse_scope", default=None)
 
 
 def defined_variables(names: Iterable[str] | None) -> Scoped[frozenset[str] | None]:
     """Expressions compiled inside this block may reference only ``names`` (besides system variables
     and variables their own binders define): others fail 17276 when compiled. None: not checked."""
-    return Scoped(_PARSE_SCOPE, None if names is None else frozenset(names))
+    return Scoped(PARSE_SCOPE, None if names is None else frozenset(names))
 
 
 def free_variables(expr: Any) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from typing import Any
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query import desugar
 from tidemark.query.docmeta import META_VAR
-from tidemark.query.expressions import defined_variables, now_ms
+from tidemark.query.expressions import PARSE_SCOPE, now_ms
 from tidemark.query.match_parse import SCALAR_TYPES
 
 __all__ = ["PipelineContext", "Stage", "StageStats", "collecting", "collecting_stats", "parse_pipeline", "run_pipeline", "STAGES"]
@@ -346,8 +346,12 @@ def parse_pipeline(pipeline: Any, ctx: PipelineContext | None = None, *, shape_c
     ctx = ctx or PipelineContext(check_variables=False)
     if not shape_checked:
         check_shape(pipeline)
-    with defined_variables(ctx.variables if ctx.check_variables else None):
+    # (defined_variables' scope, set here without its block's calls)
+    token = PARSE_SCOPE.set(frozenset(ctx.variables) if ctx.check_variables else None)
+    try:
         return _parse_stages(pipeline, ctx)
+    finally:
+        PARSE_SCOPE.reset(token)
 
 
 def check_after_front(pipeline: Any, ctx: PipelineContext, exempt: frozenset[str], *,
