@@ -269,8 +269,11 @@ def check_shape(pipeline: Any, implicit: int = 0) -> None:
     for spec in pipeline:
         if type(spec) is not dict and not isinstance(spec, dict):  # (no call for the plain dict BSON gives)
             raise MongoError(ErrorCode.TypeMismatch, "Each element of the 'pipeline' array must be an object")
-        if len(spec) != 1:
-            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.")
+        try:
+            [_] = spec  # (its one field, without a len call)
+        except ValueError:
+            raise MongoError(40323, "A pipeline stage specification object must contain exactly one field.") \
+                from None
 
 
 def check_expanded_length(pipeline: list, implicit: int = 0) -> None:
