@@ -469,7 +469,18 @@ def _on_path(path: str, vp: Predicate, *, expand: bool) -> Predicate:
     if expand:
 
         def dotted(doc: Any) -> bool:
-            v = walk(doc)
+            # (walk's loop inline: this runs per document, and a call per document is its cost)
+            v = doc
+            for part in parts:
+                t = type(v)
+                if t is dict:
+                    v = v.get(part, MISSING)
+                elif t is list:
+                    v = _THROUGH_ARRAY
+                    break
+                else:
+                    v = MISSING
+                    break
             values: Sequence[Any]
             if v is _THROUGH_ARRAY:
                 # (only a numeric component can reach an array by position: PositionalLeaf, itself only)
