@@ -99,11 +99,11 @@ def mentions_meta(value: Any) -> bool:
             if "$meta" in v:
                 return True
             for k in v:
-                if type(x := v[k]) not in _SCALARS:
+                if (tx := type(x := v[k])) is dict or tx is list or tx not in _SCALARS and isinstance(x, (dict, list)):
                     todo += (x,)
         elif t is list or isinstance(v, list):
             for x in v:
-                if type(x) not in _SCALARS:
+                if (tx := type(x)) is dict or tx is list or tx not in _SCALARS and isinstance(x, (dict, list)):
                     todo += (x,)
     return False
 

@@ -475,15 +475,16 @@ def has_near(value: Any) -> bool:
     todo = [value]
     for v in todo:
         t = type(v)
-        if t is dict or t is not list and t not in SCALAR_TYPES and isinstance(v, dict):
+        if t is dict or t is not list and isinstance(v, dict):
             if "$near" in v or "$nearSphere" in v or "$geoNear" in v:
                 return True
             for k in v:
-                if type(x := v[k]) not in SCALAR_TYPES:
+                if (tx := type(x := v[k])) is dict or tx is list \
+                        or tx not in SCALAR_TYPES and isinstance(x, (dict, list)):
                     todo += (x,)
-        elif t is list or t not in SCALAR_TYPES and isinstance(v, list):
+        elif t is list or isinstance(v, list):
             for x in v:
-                if type(x) not in SCALAR_TYPES:
+                if (tx := type(x)) is dict or tx is list or tx not in SCALAR_TYPES and isinstance(x, (dict, list)):
                     todo += (x,)
     return False
 
