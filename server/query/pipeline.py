@@ -401,7 +401,8 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
     for i, spec in enumerate(pipeline):
         [name] = spec  # (one field: check_shape; its name without a call)
         arg = spec[name]
-        parser = extra[name] if name in extra else STAGES[name] if name in STAGES else None
+        own = name in extra
+        parser = extra[name] if own else STAGES[name] if name in STAGES else None
         if parser is None:
             if name in _ATLAS_ONLY:
                 raise MongoError(6047401, f"{name} stage is only allowed on MongoDB Atlas")
@@ -426,8 +427,9 @@ def _parse_stages(pipeline: list, ctx: PipelineContext) -> list[Stage]:
         if name == "$geoNear" and (i or ctx.in_facet or ctx.in_lookup):
             raise MongoError(40602, "$geoNear is only valid as the first stage in a pipeline")
         stage = parser(arg, ctx)
-        if not isinstance(stage, Stage):
-            # extra_stages factories may return a bare ``apply(iterator) -> iterator`` callable.
+        if own and not isinstance(stage, Stage):
+            # extra_stages factories may return a bare ``apply(iterator) -> iterator`` callable (STAGES'
+            # parsers return a Stage: no isinstance call for them)
             if not callable(stage):
                 raise TypeError(f"stage parser for {name} returned {type(stage).__name__}")
             stage = Stage(name, arg, stage)
