@@ -479,8 +479,10 @@ class CommandContext:
         code (``RunScheduler.inline_allowed``; the kind: the command, its namespace and the request's
         size — the same query with other values, e.g. another time window, is most often the same
         size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one budget,
-        now and then). The caller has made the interruption check just before (``first_batch``, where
-        it decides whether the cursor counts as opened): none here."""
+        now and then). ``fn`` makes the interruption checks (``first_batch``'s ``_open_and_fill`` begins
+        with one, where it decides whether the cursor counts as opened): none here. Inline, ``fn``
+        runs in this task's context, where dispatch bound the operation (``interrupt.bind``): it is
+        bound again only for a context made outside dispatch."""
         op = self.op
         server = self.server
         budget = server.params["tidemarkInlineReadMicros"]
@@ -492,10 +494,11 @@ class CommandContext:
         if scheduler.inline_allowed(kind):
             with held(server.index_usage) as accesses:
                 try:
+                    if interrupt.current() is op:
+                        return scheduler.run_inline(fn, seconds, kind, args)
                     return scheduler.run_inline(interrupt.running, seconds, kind, (op, fn, *args))
                 except MoveToPool:
                     accesses.clear()  # the pool's run counts them
-            op.check()  # (past maxTimeMS already: 50 now, as the pool's first check would)
         return await run_in_pool(server, op, scheduler.measured, kind, seconds, fn, *args)
 
     @property

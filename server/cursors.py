@@ -77,7 +77,7 @@ from tidemark.core.collection import restoring
 from tidemark.gc_policy import release_free_heap
 from tidemark.protocol.codec import EncodedBatch, EncodedDocument, EncodedRun, encode_in_order
 from tidemark.protocol.errors import ErrorCode, MongoError
-from tidemark.query.interrupt import check, tick
+from tidemark.query.interrupt import tick
 
 DEFAULT_FIRST_BATCH = 101
 # Leave room under the 16 MiB reply for the envelope ({cursor: {...}, ok}).
@@ -594,15 +594,11 @@ class CursorRegistry:
         what it returns) and the read is short (``ctx.run_read``: inline on the loop, or run again
         from its start in the pool). An error opening them takes the cursor back as if it had never
         been opened (the command fails before it has a cursor); an error drawing the batch kills it,
-        as ``next_batch`` does."""
-        try:
-            ctx.op.check()  # (check_deadline's check, without its call; run_read makes none of its own)
-        except BaseException:
-            self._take_back(cursor)
-            raise
+        as ``next_batch`` does; so does the operation's interruption check (``_open_and_fill``'s first
+        step: a killed or expired operation opens nothing and counts no cursor)."""
         run = ctx.run_read if restartable else ctx.run_blocking
         try:
-            opened, drawn = await run(_open_and_fill, cursor, open_docs, batch_size)
+            opened, drawn = await run(_open_and_fill, cursor, open_docs, batch_size, ctx.op)
         except BaseException:
             self._failed(cursor)
             raise
@@ -627,36 +623,39 @@ class CursorRegistry:
     def _drawn(self, cursor: Cursor, drawn: tuple[EncodedBatch, bool]) -> tuple[EncodedBatch, int]:
         batch, exhausted = drawn
         cursor.in_use = False
-        cursor.last_used = time.monotonic()
-        cursor.docs_returned += len(batch)
-        cursor.batches_returned += 1
+        cursor.batches_returned += 1  # (kill reads it: moreThanOneBatch)
         if exhausted and cursor.tailable and not getattr(cursor.iterator, "finished", False):
             exhausted = False  # a tail ran dry for now: the next getMore looks again
         if exhausted or cursor.killed:
             if not self.kill(cursor.id):  # (kill closes a cursor not in use: not closed twice)
                 cursor.close()  # killed meanwhile, while in use: closed now that its batch is done
             return batch, 0
+        # (what only a live cursor's next batch and currentOp read: nothing to keep for a closed one)
+        cursor.last_used = time.monotonic()
+        cursor.docs_returned += len(batch)
         return batch, cursor.id
 
 
-def _open_and_fill(cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]], limit: int | None
+def _open_and_fill(cursor: Cursor, open_docs: Callable[[], tuple[Any, Any]], limit: int | None, op: Any
                    ) -> tuple[bool, Any]:
-    """The work of ``first_batch``: (False, the exception) when opening fails, else (True, the
-    first batch as ``_fill_batch`` draws it), after the interruption check that the loop made
-    before a second hand-off to the pool when the two were separate jobs. Restartable: a run
-    stopped part-way (an inline run moved to the pool) left an opened iterator and perhaps a
-    held-back document, which the next run closes and forgets first."""
+    """The work of ``first_batch``: (False, the exception) when opening fails — or ``op``'s
+    interruption check before it (killed, past maxTimeMS: nothing opened, no cursor counted) — else
+    (True, the first batch as ``_fill_batch`` draws it; the draw's own checks stop a read that runs
+    out of time from then on). Restartable: a run stopped part-way (an inline run moved to the
+    pool) left an opened iterator and perhaps a held-back document, which the next run closes and
+    forgets first; the next run checks again first (a read that moved past its maxTimeMS fails
+    there, as when it went to the pool at once)."""
     if cursor.pending is not _NOTHING or cursor.facts is not None or cursor.iterator is not _NO_DOCS:
         cursor.pending = _NOTHING
         cursor.facts = None
         cursor.close()
         cursor.iterator = _NO_DOCS
     try:
+        op.check()
         docs, cursor.facts = open_docs()
     except Exception as exc:  # noqa: BLE001 - raised again on the loop, after the cursor is taken back
         return False, exc
     cursor.iterator = iter(docs)
-    check()
     return True, _fill_batch(cursor, limit)
 
 

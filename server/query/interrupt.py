@@ -39,11 +39,8 @@ class Interruptible(Protocol):
 _CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("tidemark_operation", default=None)
 
 
-def current() -> Any:
-    """The operation bound to this thread/task, or None."""
-    return _CURRENT.get()
-
-
+# current(): the operation bound to this thread/task, or None (the ContextVar's own get: no Python call).
+current: Callable[[], Any] = _CURRENT.get
 # bind(op) binds ``op`` in the current context (an asyncio task's, or a thread's) and returns the token
 # that unbind(token) takes to undo it: the ContextVar's own methods, no Python call (every command
 # binds its operation on the event loop).
