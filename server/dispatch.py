@@ -170,10 +170,6 @@ def _max_time_ms(cmd: dict[str, Any]) -> int | None:
     return int(value) or None
 
 
-def _op_namespace(db: str, name: str, cmd: dict[str, Any]) -> str:
-    """currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``."""
-    target = cmd.get("collection") if name == "getMore" else cmd.get(name)
-    return f"{db}.{target}" if type(target) is str and target else f"{db}.$cmd"
 async def _inject_failure(failpoints, spec: CommandSpec, cmd: dict[str, Any], conn: ConnectionInfo,
                           op: Any) -> None:
     """failCommand's effect on this command, if it fires: block, then close or fail (server/failpoints.py).
@@ -221,15 +217,16 @@ class Dispatcher:
         field names repeat (``OpMsg.repeated``; ``cmd`` then holds each name's first value);
         ``sequence_ids``: the fields of ``cmd`` that came as document sequences."""
         started = time.monotonic()
+        server = self.server
         # profiling as it stood when the command began (mongod's CurOp keeps the level it entered with):
         # the profile command that turns it off is still profiled
-        watching_at_start = self.server.profiler.watching
+        watching_at_start = server.profiler.watching
         name = ""
         for name in cmd:  # noqa: B007 - the first field's name (a loop that stops at once: two calls fewer than next(iter()))
             break
         spec = self.table.get(name)
         ctx = None
-        db = None
+        db: Any = None  # (the raw $db until _database, or the memo, has passed it)
         try:
             # mongod's order: $db, the command, the API parameters' parse of the body (ExecCommandDatabase::
             # _parseCommand's first step, before any authorization: a client that has not authenticated
@@ -237,7 +234,12 @@ class Dispatcher:
             # (uassertShouldAttemptParse: admin-only, authentication), the command's parse (document
             # sequences), then _initiateCommand's: the session fields, the database name (validDBName),
             # help, the user's privileges (checkAuthorization), the rest.
-            db = _database(cmd)
+            # a $db that passed every check before (_VALID_DBS: check_db_name refuses what _database
+            # does, and more) passes them again: no call for either
+            db = cmd["$db"] if "$db" in cmd else None
+            known_db = type(db) is str and db in _VALID_DBS
+            if not known_db:
+                db = _database(cmd)
             if spec is None:
                 if not name:
                     raise MongoError(ErrorCode.FailedToParse, "Command document must not be empty")
@@ -250,43 +252,46 @@ class Dispatcher:
                 raise MongoError(
                     ErrorCode.Unauthorized, f"{name} may only be run against the admin database."
                 )
-            access = self.server.auth
+            access = server.auth
             enforcing = access is not None and access.enabled
             if enforcing:
-                authenticate(self.server, conn, spec.name)  # 13 without a user, before the parse
+                authenticate(server, conn, spec.name)  # 13 without a user, before the parse
             if sequence_ids:
                 cmd = _with_sequences(spec, cmd, sequence_ids)  # (40472: a BasicCommand's parse)
             if "txnNumber" in cmd or "autocommit" in cmd or "startTransaction" in cmd:
                 check_session_fields(spec.name, cmd, requires_auth(spec.name), conn, access)
-            lsid = cmd.get("lsid")
-            if lsid is not None and enforcing:
-                check_session_claim(self.server, conn, spec.name, cmd)  # 13 for another user's uid
+            lsid = cmd["lsid"] if "lsid" in cmd else None
             if lsid is not None:
+                if enforcing:
+                    check_session_claim(server, conn, spec.name, cmd)  # 13 for another user's uid
                 # 261 TooManyLogicalSessions when the cache is full
-                self.server.sessions.vivify(lsid, conn, spec.name, access)
-            if db not in _VALID_DBS:  # (check_db_name is pure: a name that passed it once passes it again)
+                server.sessions.vivify(lsid, conn, spec.name, access)
+            if not known_db:  # (check_db_name is pure: a name that passed it once passes it again)
                 check_db_name(db, dollar=True)
                 if len(_VALID_DBS) >= _VALID_DBS_MAX:
                     _VALID_DBS.clear()
                 _VALID_DBS.add(db)
-            if cmd.get("help") is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
+            if "help" in cmd and cmd["help"] is True and all(key in GENERIC_ARGUMENTS for key in list(cmd)[1:]):
                 return {"help": spec.help, "ok": 1.0}  # (mongod answers help before checkAuthorization)
             if enforcing:
-                cmd = authorize(self.server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
+                cmd = authorize(server, conn, spec.name, db, cmd)  # 13 Unauthorized; may narrow a listing
             if spec.counter is not None:
-                self.server.opcounters[spec.counter] += 1
+                server.opcounters[spec.counter] += 1
             if "writeConcern" in cmd and refuses_write_concern(spec.name, cmd):
                 raise MongoError(ErrorCode.InvalidOptions, "Command does not support writeConcern")
             if "readConcern" in cmd or "writeConcern" in cmd:
                 check_concerns(spec.name, cmd)  # a standalone refuses what needs a replica set (issue 13 A.4)
-            failpoints = self.server.failpoints
+            failpoints = server.failpoints
             max_time_ms = _max_time_ms(cmd) if "maxTimeMS" in cmd else None
-            if "apiVersion" not in cmd and self.server.params["requireApiVersion"]:  # (enforceRequireAPIVersion:
+            if "apiVersion" not in cmd and server.params["requireApiVersion"]:  # (enforceRequireAPIVersion:
                 # after authorization, help, maxTimeMS and the read concern)
                 raise MongoError(498870, "The apiVersion parameter is required, please configure your "
                                          "MongoClient's API version")
-            op = self.server.operations.start(
-                conn, spec.name, cmd, _op_namespace(db, name, cmd),
+            # currentOp's ``ns``: ``db.collection`` when the command names one, else ``db.$cmd``
+            target = cmd.get("collection") if name == "getMore" else cmd.get(name)
+            operations = server.operations
+            op = operations.start(
+                conn, spec.name, cmd, f"{db}.{target}" if type(target) is str and target else f"{db}.$cmd",
                 started + max_time_ms / 1000 if max_time_ms else None, started,
             )
             token = interrupt.bind(op)
@@ -294,13 +299,13 @@ class Dispatcher:
                 if failpoints.active:
                     op.time_out_now = failpoints.time_out_now()
                     await _inject_failure(failpoints, spec, cmd, conn, op)
-                ctx = CommandContext(self.server, conn, db, spec.name, lsid=lsid, op=op,
+                ctx = CommandContext(server, conn, db, spec.name, lsid=lsid, op=op,
                                      request_bytes=request_bytes, sequence_ids=sequence_ids)
                 if log.levels["COMMAND"] >= 2:  # logLevel / logComponentVerbosity (D2, as mongod)
                     log.debug(2, "COMMAND", 21965, "About to run the command", ctx=f"conn{conn.id}", db=db,
                               client=conn.peer, commandArgs=redact_command(cmd, spec.name)[0])
                 if spec.name in WRITE_COMMANDS or spec.name == "aggregate" and is_write(spec.name, cmd):
-                    gate = self.server.fsync_lock  # fsync lock: writes wait, reads go on
+                    gate = server.fsync_lock  # fsync lock: writes wait, reads go on
                     await gate.enter(op)
                     try:
                         reply = await spec.handler(ctx, cmd)
@@ -310,7 +315,7 @@ class Dispatcher:
                     reply = await spec.handler(ctx, cmd)
             finally:
                 interrupt.unbind(token)
-                self.server.operations.finish(op)
+                operations.finish(op)
             reply["ok"] = 1.0
             if failpoints.active:
                 reply.update(failpoints.write_concern_error((spec.name, *spec.aliases), cmd, conn) or {})
@@ -321,10 +326,10 @@ class Dispatcher:
             # a command once it is found and authorized, ParseAndRunCommand's gotCommand)
             reply = error_reply(exc, context=f"conn{conn.id}")
         elapsed = time.monotonic() - started - (ctx.paused if ctx is not None else 0.0)
-        server = self.server
+        ok = reply.get("ok")
         if log.levels["COMMAND"] >= 1:  # (read now: a command that raised it logs its own line)
             log.debug(1, "COMMAND", 4615620, "Command finished", ctx=f"conn{conn.id}",
-                      command=spec.name if spec else name, ok=reply.get("ok"),
+                      command=spec.name if spec else name, ok=ok,
                       durationMillis=int(elapsed * 1000))
         # (the $db the checks read, when they got that far)
         target_db = db if db is not None else cmd.get("$db")
@@ -341,8 +346,8 @@ class Dispatcher:
         if counts is None:
             counts = server.command_counts[spec.name if spec is not None else "<UNKNOWN>"] = [0, 0]
         counts[0] += 1
-        if reply.get("ok") != 1.0:
+        if ok != 1.0:
             counts[1] += 1
-        if spec is not None and spec.name in _WRITE_REPLIES and reply.get("ok") == 1.0 and unacknowledged(cmd):
+        if spec is not None and spec.name in _WRITE_REPLIES and ok == 1.0 and unacknowledged(cmd):
             return dict(_WRITE_REPLIES[spec.name])  # (a copy: the caller may add to it)
         return reply

@@ -32,10 +32,12 @@ def is_write(name: str, cmd: dict) -> bool:
     """Whether the command writes: a write command, or an aggregate ending in ``$out``/``$merge``."""
     if name in WRITE_COMMANDS:
         return True
-    if name == "aggregate":
-        pipeline = cmd.get("pipeline")
-        if isinstance(pipeline, list) and pipeline and isinstance(pipeline[-1], dict):
-            return "$out" in pipeline[-1] or "$merge" in pipeline[-1]
+    if name == "aggregate" and "pipeline" in cmd:  # (type tests first: no call for the usual list of dicts)
+        pipeline = cmd["pipeline"]
+        if (type(pipeline) is list or isinstance(pipeline, list)) and pipeline:
+            last = pipeline[-1]
+            if type(last) is dict or isinstance(last, dict):
+                return "$out" in last or "$merge" in last
     return False
 
 
