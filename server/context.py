@@ -476,10 +476,10 @@ class CommandContext:
         wherever it ran. Reads of requests of ``INLINE_REQUEST_BYTES`` or more go to the pool at once,
         and so do reads of a kind whose last run took the budget or more, wherever it ran (the pool's
         runs of the others are measured: ``RunScheduler.measured``), or whose inline run met GIL-free C
-        code (``RunScheduler.inline_allowed``; the kind: the command, its namespace and the request's
-        size — the same query with other values, e.g. another time window, is most often the same
-        size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one budget,
-        now and then). ``fn`` makes the interruption checks (``first_batch``'s ``_open_and_fill`` begins
+        code (``RunScheduler.run_inline`` does not start them; the kind: the command, its namespace and
+        the request's size — the same query with other values, e.g. another time window, is most often
+        the same size — a guess that costs nothing to make, and a wrong one costs a hand-off, or one
+        budget, now and then). ``fn`` makes the interruption checks (``first_batch``'s ``_open_and_fill`` begins
         with one, where it decides whether the cursor counts as opened): none here. Inline, ``fn``
         runs in this task's context, where dispatch bound the operation (``interrupt.bind``): it is
         bound again only for a context made outside dispatch."""
@@ -491,14 +491,13 @@ class CommandContext:
         scheduler = server.scheduler
         kind = (self.command_name, op.ns, self.request_bytes)
         seconds = budget / 1_000_000
-        if scheduler.inline_allowed(kind):
-            with held(server.index_usage) as accesses:
-                try:
-                    if interrupt.current() is op:
-                        return scheduler.run_inline(fn, seconds, kind, args)
-                    return scheduler.run_inline(interrupt.running, seconds, kind, (op, fn, *args))
-                except MoveToPool:
-                    accesses.clear()  # the pool's run counts them
+        with held(server.index_usage) as accesses:
+            try:
+                if interrupt.current() is op:
+                    return scheduler.run_inline(fn, seconds, kind, args)
+                return scheduler.run_inline(interrupt.running, seconds, kind, (op, fn, *args))
+            except MoveToPool:  # (or did not start: a long kind)
+                accesses.clear()  # the pool's run counts them
         return await run_in_pool(server, op, scheduler.measured, kind, seconds, fn, *args)
 
     @property

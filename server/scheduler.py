@@ -105,17 +105,17 @@ INLINE_MEMO_MAX = 4096  # kinds remembered (the table is emptied when full)
 
 class _Inline:
     """``_local.inline`` of the event loop's thread during :meth:`RunScheduler.run_inline` (its
-    ``_local.job`` is None: no token, no check parks). ``until``: the monotonic time at which its budget may be spent (a
-    clock cheap enough for every check); only then is the thread's CPU time read (``spent``)."""
+    ``_local.job`` is None: no token, no check parks), which fills it (no constructor of its own: one
+    Python call fewer per inline read). ``until``: the monotonic time at which its budget may be spent
+    (a clock cheap enough for every check); only then is the thread's CPU time read (``spent``);
+    ``cpu_until``, ``wall_until``: where its CPU time and its wall-clock time run out; ``gil_free``: the
+    run moved at a GIL-free call (``released``), not for its budget."""
 
     __slots__ = ("until", "cpu_until", "wall_until", "gil_free")
-
-    def __init__(self, budget: float):
-        self.gil_free = False  # the run moved at a GIL-free call (released), not for its budget
-        now = time.monotonic()
-        self.until = now + budget
-        self.wall_until = now + budget * INLINE_WALL_FACTOR
-        self.cpu_until = time.thread_time() + budget
+    until: float
+    cpu_until: float
+    wall_until: float
+    gil_free: bool
 
     def spent(self) -> bool:
         """The wall clock passed ``until``: has the thread run for its budget (or the wall clock
@@ -177,9 +177,9 @@ class RunScheduler:
         self.interrupted = 0  # waits ended by killOp, maxTimeMS or shutdown
         self.inline_runs = 0  # reads that ran inline on the event loop to the end (run_inline)
         self.inline_moves = 0  # inline runs stopped by their budget (or a GIL-free call): run in the pool
-        self.inline_skips = 0  # reads sent straight to the pool: their kind is long (inline_allowed)
+        self.inline_skips = 0  # reads sent straight to the pool: their kind is long (run_inline did not start them)
         # kind of read -> whether it stays in the pool whatever its cost (it met GIL-free C code inline);
-        # absent: its inline run may be tried (inline_allowed, measured)
+        # absent: its inline run may be tried (run_inline, measured)
         self._pooled: dict[Any, bool] = {}
 
     # -- the pool thread's entry point ---------------------------------------------------------
@@ -199,24 +199,26 @@ class RunScheduler:
             if job.holding:
                 self._release(job)
 
-    def inline_allowed(self, kind: Any) -> bool:
-        """May a read of this ``kind`` (a hashable description, e.g. its command, namespace and size)
-        start inline? Not while its last run took its budget or more, nor once it met GIL-free C
-        code inline (see ``INLINE_MEMO_MAX``). Loop thread only."""
-        if kind in self._pooled:
-            self.inline_skips += 1
-            return False
-        return True
-
     def run_inline(self, fn: Callable[..., T], budget: float, kind: Any = None, args: tuple[Any, ...] = ()) -> T:
         """``fn(*args)`` on this thread (the event loop's) holding no token, for at most ``budget``
-        seconds of its CPU time (``args`` passed through: no partial to build per run): raises :class:`MoveToPool` at its first check past the budget, or
-        when it would run GIL-free C code (:func:`released`); the caller then runs ``fn`` again in
-        the pool, :meth:`measured` (reads of its ``kind`` go straight to the pool meanwhile, and after:
-        :meth:`inline_allowed`). Other exceptions are ``fn``'s own, as the pool would deliver them; a
-        run that ends here, with a result or an exception, counts in ``inline_runs``."""
+        seconds of its CPU time (``args`` passed through: no partial to build per run): raises
+        :class:`MoveToPool` at its first check past the budget, or when it would run GIL-free C code
+        (:func:`released`); the caller then runs ``fn`` again in the pool, :meth:`measured`. A read
+        of a ``kind`` (a hashable description, e.g. its command, namespace and size) whose last run
+        took its budget or more, or that met GIL-free C code inline (see ``INLINE_MEMO_MAX``), does
+        not start: :class:`MoveToPool` at once, counted in ``inline_skips``. Other exceptions are
+        ``fn``'s own, as the pool would deliver them; a run that ends here, with a result or an
+        exception, counts in ``inline_runs``. Loop thread only."""
+        if kind in self._pooled:
+            self.inline_skips += 1
+            raise MoveToPool()
         outer = _local.inline
-        inline = _local.inline = _Inline(budget)
+        inline = _local.inline = _Inline()
+        inline.gil_free = False
+        now = time.monotonic()
+        inline.until = now + budget
+        inline.wall_until = now + budget * INLINE_WALL_FACTOR
+        inline.cpu_until = time.thread_time() + budget
         moved = False
         try:
             return fn(*args)
