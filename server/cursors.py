@@ -296,7 +296,10 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     # few NumPy array operations cost more than a short run's whole batch)
     sizes = run.sizes
     taken = docs if k == len(docs) else docs[:k]
-    whole = size + (sum(map(len, taken)) if sizes is None else int(np.add.reduce(sizes[:k]))) + _heads_bytes(n, n + k)
+    if sizes is None:
+        whole = size + sum(map(len, taken)) + _heads_bytes(n, n + k)
+    else:  # (the whole run's sizes as they are: no view made of them for the usual whole run)
+        whole = size + int(np.add.reduce(sizes if taken is docs else sizes[:k])) + _heads_bytes(n, n + k)
     if k and whole - _heads_bytes(n + k - 1, n + k) <= MAX_BATCH_BYTES:
         batch += taken
         return (None if taken is docs else EncodedRun(docs[k:], None if sizes is None else sizes[k:])), whole
