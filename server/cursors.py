@@ -210,7 +210,10 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
     if cursor.pending is not _NOTHING:
         iterator = itertools.chain((cursor.pending,), iterator)
         cursor.pending = _NOTHING
-    stop = _next_stop(wider_at, end)
+    # stop: the next document count at which the loop has something to do — the index key grows a digit
+    # (wider_at), or the batch is full (end; -1: no count limit). (An expression, not a call: made
+    # once per batch and once per run.)
+    stop = wider_at if end < 0 or wider_at < end else end
     n = 0
     for doc in iterator:
         if type(doc) is EncodedRun:
@@ -225,7 +228,7 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
                 return EncodedBatch(batch), _ends_here(cursor, n)
             digits = len(str(n))
             key_bytes, wider_at = digits + 2, 10 ** digits
-            stop = _next_stop(wider_at, end)
+            stop = wider_at if end < 0 or wider_at < end else end
             continue
         if not n % TICK_STRETCH:
             tick(TICK_STRETCH)
@@ -244,14 +247,8 @@ def _fill_batch(cursor: Cursor, limit: int | None) -> tuple[EncodedBatch, bool]:
                 return EncodedBatch(batch), _ends_here(cursor, n)
             if n == wider_at:
                 key_bytes, wider_at = key_bytes + 1, wider_at * 10
-            stop = _next_stop(wider_at, end)
+            stop = wider_at if end < 0 or wider_at < end else end
     return EncodedBatch(batch), True
-
-
-def _next_stop(wider_at: int, end: int) -> int:
-    """The next document count at which ``_fill_batch`` has something to do: the index key grows a
-    digit (``wider_at``), or the batch is full (``end``; -1: no count limit)."""
-    return wider_at if end < 0 or wider_at < end else end
 
 
 def _ends_here(cursor: Cursor, n: int) -> bool:
