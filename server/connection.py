@@ -6,11 +6,15 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
   copy, not one per message.
 - A frame of ``OFF_LOOP_BYTES`` or more that starts the buffer is handed over without a copy (the
   buffer becomes the frame), so a 48 MB message costs 48 MB, not twice that.
-- Requests on a connection run strictly in order, one at a time, in one worker task per connection
-  (replies must come back in request order; w:0 writes must apply in order). The task starts with the
-  first request and lives until the connection closes, waiting on a future while there is no work: a
-  request costs one future, not a task (asyncio's task creation registers it in a WeakSet and names it,
-  both in Python, and its end runs the WeakSet's callback).
+- Requests on a connection run strictly in order, one at a time (replies must come back in request
+  order; w:0 writes must apply in order). While no request is in flight, the requests a read completes
+  run at once, in ``data_received`` itself, each stepped like a task's first step (in the connection's
+  own ``contextvars.Context``): a request that never waits — nearly all — costs no future, no task and
+  no second turn of the event loop between its bytes arriving and its reply's write. The first one
+  that must wait (the thread pool, a client not reading its replies, an exhaust stream, an awaitable
+  hello) is carried on by the connection's one worker task, which owns the queue until it empties: it
+  starts then and lives until the connection closes, waiting on a future while there is no work (a
+  task per request would register it in a WeakSet and name it, both in Python).
 - Back-pressure, both ways: reading pauses while too many frames or bytes are queued, and while the
   unsent replies exceed ``WRITE_BUFFER_HIGH`` (the transport's ``pause_writing``) no further request
   runs and nothing is read until they drain below ``WRITE_BUFFER_LOW``. A client that pipelines
@@ -30,7 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import itertools
+import types
 from typing import TYPE_CHECKING, Any, cast
 
 from bson.int64 import Int64
@@ -54,7 +60,7 @@ from tidemark.protocol.messages import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine, Generator
 
 # Reading pauses above these and resumes below the low-water marks.
 MAX_QUEUED_FRAMES = 64
@@ -106,6 +112,11 @@ class Connection(asyncio.Protocol):
         self._pending_bytes = 0
         self._worker: asyncio.Task[None] | None = None
         self._idle: asyncio.Future[None] | None = None  # set while the worker waits for a request
+        # a request started in data_received that waits, and what it waits on: the worker carries it on
+        self._carried: tuple[Coroutine[Any, Any, None], Any] | None = None
+        # every step of every request runs in this one context (a request's ContextVar tokens are reset
+        # in the context that set them, whether data_received or the worker ran the step)
+        self._context = contextvars.copy_context()
         self._paused = False  # reading paused (queue full or replies unsent)
         self._write_paused = False  # the transport's write buffer is above WRITE_BUFFER_HIGH
         self._writable = asyncio.Event()
@@ -160,12 +171,42 @@ class Connection(asyncio.Protocol):
         except ParseError as exc:
             self._fatal(exc)
             return
-        if self._pending:
-            if self._worker is None:
-                self._worker = asyncio.get_running_loop().create_task(self._drain())
-            else:
-                self._wake()
-        self._update_reading()
+        if self._pending and (self._worker is None or self._idle is not None):  # no request in flight
+            self._run_ready()
+        # (with nothing queued and reading on, nothing can need a pause: a partial frame is below the
+        # byte bound, and unsent replies pause reading as they pass the mark: pause_writing)
+        if self._pending or self._paused:
+            self._update_reading()
+
+    def _run_ready(self) -> None:
+        """Run the queued requests here while each completes without waiting (the worker's loop, one
+        step each); hand the first that waits, and with it the queue, to the worker (``_carry``). With
+        requests queued while the client reads no replies, the worker waits for it as it would."""
+        pending = self._pending
+        while pending and not self._closing:
+            if self._write_paused:
+                self._carry(None)
+                return
+            self._pending_bytes -= len(pending[0])
+            coro = self._handle(pending.popleft())
+            try:
+                waiting = self._context.run(coro.send, None)
+            except StopIteration:
+                continue
+            except Exception as exc:
+                self._failed(exc)
+                return
+            self._carry((coro, waiting))
+            return
+
+    def _carry(self, carried: tuple[Coroutine[Any, Any, None], Any] | None) -> None:
+        """The worker takes over: the request ``data_received`` started and what it waits on (None:
+        only the queue), started or woken now."""
+        self._carried = carried
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._drain(), context=self._context)
+        else:
+            self._wake()
 
     def _wake(self) -> None:
         """Wake the worker if it waits for a request (it then runs one, or ends when closing)."""
@@ -184,9 +225,11 @@ class Connection(asyncio.Protocol):
             offset = 0
             large = 0
             with memoryview(buffer) as view:
-                while True:
+                size = len(view)
+                while size - offset >= 4:  # (a length to read: frame_length checks it)
                     length = frame_length(view, offset)
-                    if length is None or len(view) - offset < length:
+                    assert length is not None  # (four bytes are there)
+                    if size - offset < length:
                         break
                     if offset == 0 and length >= OFF_LOOP_BYTES:
                         large = length
@@ -273,7 +316,17 @@ class Connection(asyncio.Protocol):
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         try:
-            while not self._closing:
+            while True:
+                carried = self._carried
+                if carried is not None:  # (a request in flight finishes, even on a closing connection)
+                    self._carried = None
+                    try:
+                        await _carry_on(*carried)
+                    except Exception as exc:
+                        self._failed(exc)
+                    continue
+                if self._closing:
+                    return
                 if not self._pending:
                     self._idle = loop.create_future()
                     await self._idle  # data_received (or the connection's end) wakes it
@@ -286,26 +339,21 @@ class Connection(asyncio.Protocol):
                     # no local keeps the frame: _handle drops it once decoded (a 48 MB frame's
                     # bytearray is not kept beside the bytes the request holds)
                     await self._handle(self._pending.popleft())
-                except CloseConnection:  # failCommand's closeConnection: no reply, no error
-                    self._closing = True
-                    self._pending.clear()
-                    if self.transport is not None:
-                        self.transport.close()
-                except Exception as exc:  # a bug outside dispatch: drop this connection, not the server
-                    log.exception(
-                        "NETWORK",
-                        22989,
-                        "Unexpected error handling a message",
-                        exc,
-                        ctx=f"conn{self.info.id}",
-                    )
-                    self._closing = True
-                    self._pending.clear()
-                    if self.transport is not None:
-                        self.transport.close()
+                except Exception as exc:
+                    self._failed(exc)
         finally:
             self._worker = None
             self._idle = None
+
+    def _failed(self, exc: Exception) -> None:
+        """A request raised out of ``_handle``: the connection closes (quietly for failCommand's
+        closeConnection; a bug outside dispatch is logged and drops this connection, not the server)."""
+        if not isinstance(exc, CloseConnection):
+            log.exception("NETWORK", 22989, "Unexpected error handling a message", exc, ctx=f"conn{self.info.id}")
+        self._closing = True
+        self._pending.clear()
+        if self.transport is not None:
+            self.transport.close()
 
     async def _handle(self, frame: bytes | bytearray) -> None:
         self.state.num_requests += 1
@@ -457,6 +505,27 @@ class Connection(asyncio.Protocol):
         self._wake()
         if self.transport is not None:
             self.transport.close()
+
+
+@types.coroutine
+def _carry_on(coro: Coroutine[Any, Any, None], waiting: Any) -> Generator[Any, Any, None]:
+    """Await ``coro``, which was stepped outside any task (``data_received``) until it yielded
+    ``waiting`` (a future, or None for a bare yield): the worker task gets that first, then the rest
+    of ``coro``'s steps, each value or exception sent back in, as if the task had awaited it from its
+    start (cancellation too)."""
+    while True:
+        try:
+            sent = yield waiting
+        except BaseException as exc:  # noqa: BLE001 - thrown into the task: the request's own await gets it
+            try:
+                waiting = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration:
+                return
 
 
 _HELLO_NAMES = frozenset({"hello", "isMaster", "ismaster"})

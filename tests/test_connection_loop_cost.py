@@ -1,6 +1,8 @@
 """The event loop's fixed cost per command (issue 23): a request through ``Connection`` in process, with
-a stand-in transport. One worker task per connection (not one per request), and a budget of Python
-calls per ``ping`` that the loop makes (the count the CPU per command follows, machine-independent)."""
+a stand-in transport. A request that never waits runs in ``data_received`` (no task, no second turn of
+the loop); one that waits goes on in the connection's one worker task (not one per request); and a
+budget of Python calls per ``ping`` that the loop makes (the count the CPU per command follows,
+machine-independent)."""
 
 from __future__ import annotations
 
@@ -60,8 +62,10 @@ class _Transport:
 _PING = {"ping": 1, "lsid": {"id": Binary(os.urandom(16), 4)}, "$db": "admin"}
 
 
-async def _setup(path: Any) -> tuple[Connection, _Transport]:
+async def _setup(path: Any, test_commands: bool = False) -> tuple[Connection, _Transport]:
     state = InProcessServer(path)
+    if test_commands:  # (configureFailPoint: read when the dispatcher builds its table)
+        state.params.assign("enableTestCommands", True)
     transport = _Transport()
     connection = Connection(state, Dispatcher(state), lambda _: None)
     connection.connection_made(transport)  # type: ignore[arg-type]
@@ -74,18 +78,55 @@ async def _request(connection: Connection, transport: _Transport, frame: bytes) 
     return await transport.waiter
 
 
-def test_one_worker_task_serves_every_request_of_a_connection_and_ends_with_it(tmp_path: Any) -> None:
+def test_requests_that_never_wait_run_in_data_received_without_a_task(tmp_path: Any) -> None:
     async def main() -> None:
         connection, transport = await _setup(tmp_path)
-        frame = encode_op_msg_request(_PING, 1)
-        await _request(connection, transport, frame)
+        tasks = len(asyncio.all_tasks())
+        for i in range(5):
+            transport.written.clear()
+            connection.data_received(encode_op_msg_request(_PING, i + 1))
+            # answered before data_received returned: no turn of the loop, no task
+            assert len(transport.written) == 1
+            reply = decode_message(transport.written[0])
+            assert isinstance(reply, OpMsg) and reply.command == {"ok": 1.0}
+        assert connection._worker is None and len(asyncio.all_tasks()) == tasks
+
+    asyncio.run(main())
+
+
+def _response_to(frame: bytes) -> int:
+    return int.from_bytes(frame[8:12], "little")
+
+
+def test_a_request_that_waits_is_carried_on_by_one_worker_in_order_and_in_its_context(tmp_path: Any) -> None:
+    """A blocked ping (failCommand's blockConnection: an await inside the command's operation, between
+    its ContextVar's set and reset) goes on in the worker task; what arrives meanwhile, in the same read
+    or a later one, waits behind it: replies in request order, one task for the connection's life."""
+    async def main() -> None:
+        connection, transport = await _setup(tmp_path, test_commands=True)
+        loop = asyncio.get_running_loop()
+        arm = {"configureFailPoint": "failCommand", "mode": {"times": 1}, "$db": "admin",
+               "data": {"failCommands": ["ping"], "blockConnection": True, "blockTimeMS": 50}}
+        connection.data_received(encode_op_msg_request(arm, 1))
+        assert decode_message(transport.written[-1]).command["ok"] == 1.0  # type: ignore[union-attr]
+        transport.written.clear()
+        connection.data_received(encode_op_msg_request(_PING, 2) + encode_op_msg_request(_PING, 3))
+        assert transport.written == []  # the first waits; the second stays behind it
         worker = connection._worker
         assert worker is not None and not worker.done()
+        connection.data_received(encode_op_msg_request(_PING, 4))
+        assert transport.written == []
+        deadline = loop.time() + 5
+        while len(transport.written) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        assert [_response_to(frame) for frame in transport.written] == [2, 3, 4]
+        for frame in transport.written:
+            assert decode_message(frame).command == {"ok": 1.0}  # type: ignore[union-attr]
         tasks = len(asyncio.all_tasks())
-        for _ in range(5):
-            reply = decode_message(await _request(connection, transport, frame))
-            assert isinstance(reply, OpMsg) and reply.command == {"ok": 1.0}
-        assert connection._worker is worker and len(asyncio.all_tasks()) == tasks
+        transport.written.clear()
+        connection.data_received(encode_op_msg_request(_PING, 5))  # the worker idles: run at once
+        assert [_response_to(frame) for frame in transport.written] == [5]
+        assert connection._worker is worker and not worker.done() and len(asyncio.all_tasks()) == tasks
         connection.connection_lost(None)
         await asyncio.wait_for(worker, 1)
         assert connection._worker is None
