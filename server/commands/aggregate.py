@@ -55,9 +55,8 @@ def parse_aggregate(cmd: dict) -> tuple[Any, list[dict]]:
 
 async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     target, pipeline = parse_aggregate(cmd)
-    replication.check_change_stream(pipeline)
     sessions = None
-    if replication.is_list_local_sessions(pipeline):
+    if replication.check_leading_stage(pipeline):  # (40573 for a change stream)
         if type(target) is str:
             raise MongoError(ErrorCode.InvalidNamespace, "$listLocalSessions must be run against the database "
                                                          "with {aggregate: 1}, not a collection")
@@ -68,15 +67,17 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             writes = True
     db = ctx.db
     let = C.command_variables(cmd, "aggregate")
-    collation = C.collation_arg(cmd, "aggregate")
+    # (an option the command does not give costs a look-up, not a call: most give none of these)
+    collation = C.collation_arg(cmd, "aggregate") if "collation" in cmd else None
     allow_disk = cmd.get("allowDiskUse")  # an optionalBool: a bool, or absent (parse_aggregate checked it)
     if allow_disk is None:
         allow_disk = access.allow_disk_use_default(ctx.server)
-    batch_size = C.int_arg(cmd.get("cursor") or {}, "batchSize", "aggregate.cursor")
+    cursor = cmd.get("cursor")  # (a document when given: parse_aggregate checked it)
+    batch_size = C.int_arg(cursor, "batchSize", "aggregate.cursor") if cursor and "batchSize" in cursor else None
     if batch_size is not None and batch_size < 0:
         raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
-    max_time = C.int_arg(cmd, "maxTimeMS", "aggregate")
-    collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate")
+    max_time = C.int_arg(cmd, "maxTimeMS", "aggregate") if "maxTimeMS" in cmd else None
+    collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate") if "collectionUUID" in cmd else None
     if type(target) is str:
         C.check_collection_name(db, target)
         if pipeline and "$documents" in pipeline[0]:  # (each stage an object: check_shape)
@@ -132,7 +133,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             docs = _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
             count_stages()
             return budget.outer(docs), None
-        access.check_output_stage(ctx.server, db, pipeline)
+        if writes:  # (a final $out or $merge: what it writes into is checked before the read)
+            access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation,
                                   collection_uuid=collection_uuid, raw_ok=True, shape_checked=True)

@@ -113,18 +113,23 @@ def _transaction_command(name: str):
     return handler
 
 
-def check_change_stream(pipeline: list) -> None:
-    """40573 for ``watch()``: change streams need a replica set's oplog."""
-    # (every aggregate passes here and in is_list_local_sessions: a plain dict stage costs no call)
-    if pipeline and (type(first := pipeline[0]) is dict or isinstance(first, dict)) and "$changeStream" in first:
-        raise MongoError(40573, "The $changeStream stage is only supported on replica sets")
-
-
-def is_list_local_sessions(pipeline: list) -> bool:
+def check_leading_stage(pipeline: list) -> bool:
+    """The leading stages served here, not by a collection: 40573 for ``watch()`` (change streams need a
+    replica set's oplog); True when the pipeline starts with ``$listLocalSessions`` (this server's
+    session cache). One call per aggregate, a plain dict stage costing no further one."""
     if not pipeline:
         return False
     first = pipeline[0]
-    return (type(first) is dict or isinstance(first, dict)) and "$listLocalSessions" in first
+    if type(first) is not dict and not isinstance(first, dict):
+        return False
+    if "$changeStream" in first:
+        raise MongoError(40573, "The $changeStream stage is only supported on replica sets")
+    return "$listLocalSessions" in first
+
+
+def check_change_stream(pipeline: list) -> None:
+    """40573 for ``watch()`` (explain's check: :func:`check_leading_stage`)."""
+    check_leading_stage(pipeline)
 
 
 def local_sessions(ctx: CommandContext, spec: Any) -> Iterator[dict]:
