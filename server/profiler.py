@@ -76,7 +76,9 @@ class ReadFacts:
                  origin: dict | None = None, *, since_now: bool = False, writes: dict[str, int] | None = None,
                  statement: int | None = None):
         self.plan, self.stats, self.ts_info, self.origin = plan, stats, ts_info, origin
-        self._keys0, self._docs0 = self._counters() if since_now else (0, 0)
+        self._keys0 = self._docs0 = 0
+        if since_now:  # (the counters as they stand: examined from zero)
+            self._keys0, self._docs0 = self.examined()
         self.ends_after: int | None = None
         self.used_disk = False  # the read spilled to disk (Operation.note_disk_use): mongod's usedDisk
         self.writes, self.statement, self.millis = writes, statement, 0.0
@@ -112,12 +114,6 @@ class ReadFacts:
         """Whether the operation read through a plan (keysExamined / docsExamined shown): not an insert."""
         return self.writes is None or self.plan is not None or self.ts_info is not None
 
-    def _counters(self) -> tuple[int, int]:
-        if self.ts_info is not None:
-            return self.ts_info.get("keysExamined", 0), self.ts_info.get("bucketsScanned", 0)
-        stats = self.stats or {}
-        return stats.get("keys", 0), stats.get("docs", 0)
-
     def resumed(self) -> ReadFacts:
         """The facts of the read's next batch (a getMore): counted from where the last batch ended."""
         facts = ReadFacts(self.plan, self.stats, self.ts_info, self.origin, since_now=True)
@@ -144,8 +140,13 @@ class ReadFacts:
         return not (pushed and provided)
 
     def examined(self) -> tuple[int, int]:
-        keys, docs = self._counters()
-        return keys - self._keys0, docs - self._docs0
+        """The keys and documents (time series: index keys and buckets) the read examined since its
+        counters started (``resumed``: where the last batch ended)."""
+        ts_info = self.ts_info
+        if ts_info is not None:
+            return ts_info.get("keysExamined", 0) - self._keys0, ts_info.get("bucketsScanned", 0) - self._docs0
+        stats = self.stats or {}
+        return stats.get("keys", 0) - self._keys0, stats.get("docs", 0) - self._docs0
 
     def plan_summary(self) -> str | None:
         if self.ts_info is not None:
@@ -183,28 +184,25 @@ class DocumentMetrics:
                 batch = cursor.get("nextBatch")
             if batch is not None:  # (a list or an EncodedBatch: its length, empty or not)
                 self.returned += len(batch)
-        if isinstance(facts, list):  # an update / delete: each statement is an operation of its own
-            for statement in facts:
-                self._add(statement, statement.writes or {})
-        elif facts is not None:
-            writes = facts.writes
-            if writes is None and name in _WRITE_NAMES:  # (a read's reply holds no write counts)
+        # an update / delete: each statement is an operation of its own, counting its own writes; a
+        # command's one (or no) ReadFacts: its writes, else a write command's reply's counts (a read's
+        # reply holds none). One loop, no call per operation: every command passes here.
+        each = facts if isinstance(facts, list) else (facts,)
+        statements = each is facts
+        for one in each:
+            writes = one.writes if one is not None else None
+            if writes is None and not statements and name in _WRITE_NAMES:
                 writes = _reply_counts(name, reply)
-            self._add(facts, writes)
-        elif name in _WRITE_NAMES:
-            self._add(None, _reply_counts(name, reply))
-
-    def _add(self, facts: ReadFacts | None, writes: dict[str, int] | None) -> None:
-        if writes:
-            self.inserted += writes.get("ninserted", 0)
-            self.updated += writes.get("nMatched", 0)
-            self.deleted += writes.get("ndeleted", 0)
-        if facts is not None and facts.reads():
-            keys, docs = facts.examined()
-            self.scanned += keys
-            self.scanned_objects += docs
-            if facts.has_sort_stage():
-                self.scan_and_order += 1
+            if writes:
+                self.inserted += writes.get("ninserted", 0)
+                self.updated += writes.get("nMatched", 0)
+                self.deleted += writes.get("ndeleted", 0)
+            if one is not None and one.reads():
+                keys, docs = one.examined()
+                self.scanned += keys
+                self.scanned_objects += docs
+                if one.has_sort_stage():
+                    self.scan_and_order += 1
 
     def sections(self) -> dict[str, dict[str, Int64]]:
         """The serverStatus ``metrics`` sections these counters fill."""
