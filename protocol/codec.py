@@ -145,17 +145,18 @@ def encode_reply(reply: Any) -> bytes:
     its element's head (``element_heads``): the reply is encoded with an empty array there, which the
     batch's elements then fill (one join; the two enclosing sizes grow by their bytes). The same bytes
     as ``encode`` of the reply with the batch as a list of its documents."""
+    # (``encode``'s C call made here: every reply passes)
     cursor = reply.get("cursor") if type(reply) is dict else None
     if type(cursor) is not dict:
-        return encode(reply)
+        return _dict_to_bson(reply, False, CODEC_OPTIONS)
     key = "firstBatch"
     batch = cursor.get(key)
     if type(batch) is not EncodedBatch:
         key = "nextBatch"
         batch = cursor.get(key)
         if type(batch) is not EncodedBatch:
-            return encode(reply)
-    data = encode({**reply, "cursor": {**cursor, key: []}})
+            return _dict_to_bson(reply, False, CODEC_OPTIONS)
+    data = _dict_to_bson({**reply, "cursor": {**cursor, key: []}}, False, CODEC_OPTIONS)
     docs = batch.docs
     n = len(docs)
     elements: list[bytes] = [b""] * (2 * n)

@@ -90,13 +90,14 @@ _new_header = tuple.__new__
 
 def parse_header(message: bytes | bytearray | memoryview) -> MsgHeader:
     """The header of one complete frame (``len(message)`` must equal its declared length)."""
-    if len(message) < HEADER_SIZE:
+    size = len(message)
+    if size < HEADER_SIZE:
         raise ParseError(ErrorCode.ProtocolError, "Message is shorter than its 16-byte header", fatal=True)
     header = _new_header(MsgHeader, HEADER.unpack_from(message, 0))
-    if header.length != len(message):
+    if header.length != size:
         raise ParseError(
             ErrorCode.ProtocolError,
-            f"Message length {header.length} does not match the {len(message)} bytes received",
+            f"Message length {header.length} does not match the {size} bytes received",
             fatal=True,
         )
     return header

@@ -366,7 +366,8 @@ def _check_depth(document: dict[str, Any], request_id: int, size: int | None = N
 
 def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
     rid = header.request_id
-    if len(message) < HEADER_SIZE + 5:
+    end = len(message)
+    if end < HEADER_SIZE + 5:
         raise ParseError(
             ErrorCode.ProtocolError, "OP_MSG is too short to hold flags and a section", request_id=rid
         )
@@ -376,14 +377,87 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         raise ParseError(
             ErrorCode.IllegalOpMsgFlag, f"Message contains illegal flags value: Ob{flags:032b}", fatal=True
         )
-    end = len(message)
     if flags & CHECKSUM_PRESENT:  # (verified once the sections parsed: mongod's order)
         end -= 4
         if end < HEADER_SIZE + 5:
             raise ParseError(51252, "Invalid message size for an OpMsg containing a checksum", request_id=rid)
+    # each document sequence as it is read (``end``: where the checksum, if any, begins)
     sequences: list[tuple[str, RawDocuments]] = []
     try:
-        return _parse_sections(message, rid, flags, end, sequences)
+        view = memoryview(message)
+        body: dict[str, Any] | None = None
+        repeated: tuple[tuple[str, Any], ...] | None = None
+        pos = HEADER_SIZE + 4
+        while pos < end:
+            kind = message[pos]
+            pos += 1
+            if kind == 0:
+                if body is not None:
+                    raise ParseError(40430, "Multiple body sections in message", request_id=rid)
+                body_start = pos
+                body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
+                body_size = pos - body_start
+                body, repeated = _repeated_fields(message, body_start, body_size, body)
+                if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
+                    # validated as it is read (Validated<BSONObj>), as the sequences' documents are: a body
+                    # nested too deeply is 15 before any later section's error
+                    _check_depth(body if repeated is None else _every_value(repeated), rid)
+                if "$tenant" in body:  # (a server without multitenancy: 7.0's op_msg.cpp, at once)
+                    raise ParseError(ErrorCode.InvalidOptions,
+                                     "Multitenancy not enabled, cannot set $tenant in command body",
+                                     request_id=rid)
+            elif kind == 1:
+                if len(sequences) >= MAX_DOCUMENT_SEQUENCES:  # (before the section is read, as mongod)
+                    raise ParseError(
+                        ErrorCode.TooManyDocumentSequences, "Too many document sequences in OP_MSG",
+                        fatal=True
+                    )
+                if end - pos < 4:
+                    raise ParseError(
+                        ErrorCode.ProtocolError, "Truncated document sequence header", request_id=rid
+                    )
+                (size,) = INT32.unpack_from(message, pos)
+                seq_end = pos + size
+                if size < 5 or seq_end > end:
+                    raise ParseError(
+                        ErrorCode.ProtocolError,
+                        f"Document sequence of {size} bytes overruns the {end - pos} bytes left in the "
+                        "message",
+                        request_id=rid,
+                    )
+                identifier, docs_start = read_cstring(
+                    message, pos + 4, "document sequence identifier", rid, limit=seq_end
+                )
+                if any(identifier == seen for seen, _ in sequences):
+                    raise ParseError(40431, f"Duplicate document sequence: {identifier}", request_id=rid)
+                docs = RawDocuments(message, docs_start, seq_end, identifier, rid)
+                sequences.append((identifier, docs))
+                pos = seq_end
+            elif kind == 2:  # a security token section: only a multitenant server takes one
+                raise ParseError(ErrorCode.Unauthorized, "Unsupported Security Token provided",
+                                 request_id=rid)
+            else:
+                raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
+        if body is None:
+            raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
+        if not sequences:
+            if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
+                raise _checksum_mismatch()
+            return _new_request(OpMsg, (rid, flags, body, (), None, repeated))
+        for identifier, _ in sequences:
+            if _in_body(body, identifier):
+                raise ParseError(
+                    40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
+                )
+        lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
+        for identifier, docs in sequences:
+            if lazy and identifier == "documents":
+                body[identifier] = docs
+                continue
+            body[identifier] = _sequence_documents(docs, rid)
+        if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
+            raise _checksum_mismatch()  # (after the insert's documents are validated: the except below)
+        return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]), None, repeated)
     except ParseError:
         # mongod reads each sequence document as BSON it validates (Validated<BSONObj>) while it reads
         # the sections: an invalid document of a sequence read before the failure is the error met first
@@ -391,83 +465,6 @@ def parse_op_msg(message: bytes, header: MsgHeader) -> OpMsg:
         for _, docs in sequences:
             _sequence_documents(docs, rid)
         raise
-
-
-def _parse_sections(
-    message: bytes, rid: int, flags: int, end: int, sequences: list[tuple[str, RawDocuments]]
-) -> OpMsg:
-    """The sections of an OP_MSG whose flags are valid (``end``: where the checksum, if any, begins);
-    ``sequences`` receives each document sequence as it is read."""
-    view = memoryview(message)
-    body: dict[str, Any] | None = None
-    repeated: tuple[tuple[str, Any], ...] | None = None
-    pos = HEADER_SIZE + 4
-    while pos < end:
-        kind = message[pos]
-        pos += 1
-        if kind == 0:
-            if body is not None:
-                raise ParseError(40430, "Multiple body sections in message", request_id=rid)
-            body_start = pos
-            body, pos = _decode_document(view, pos, end, "OP_MSG body section", rid)
-            body_size = pos - body_start
-            body, repeated = _repeated_fields(message, body_start, body_size, body)
-            if body_size >= _DEPTH_WALK_BYTES:  # (a shorter body cannot nest too deeply)
-                # validated as it is read (Validated<BSONObj>), as the sequences' documents are: a body
-                # nested too deeply is 15 before any later section's error
-                _check_depth(body if repeated is None else _every_value(repeated), rid)
-            if "$tenant" in body:  # (a server without multitenancy: 7.0's op_msg.cpp, at once)
-                raise ParseError(ErrorCode.InvalidOptions,
-                                 "Multitenancy not enabled, cannot set $tenant in command body", request_id=rid)
-        elif kind == 1:
-            if len(sequences) >= MAX_DOCUMENT_SEQUENCES:  # (before the section is read, as mongod)
-                raise ParseError(
-                    ErrorCode.TooManyDocumentSequences, "Too many document sequences in OP_MSG", fatal=True
-                )
-            if end - pos < 4:
-                raise ParseError(
-                    ErrorCode.ProtocolError, "Truncated document sequence header", request_id=rid
-                )
-            (size,) = INT32.unpack_from(message, pos)
-            seq_end = pos + size
-            if size < 5 or seq_end > end:
-                raise ParseError(
-                    ErrorCode.ProtocolError,
-                    f"Document sequence of {size} bytes overruns the {end - pos} bytes left in the message",
-                    request_id=rid,
-                )
-            identifier, docs_start = read_cstring(
-                message, pos + 4, "document sequence identifier", rid, limit=seq_end
-            )
-            if any(identifier == seen for seen, _ in sequences):
-                raise ParseError(40431, f"Duplicate document sequence: {identifier}", request_id=rid)
-            docs = RawDocuments(message, docs_start, seq_end, identifier, rid)
-            sequences.append((identifier, docs))
-            pos = seq_end
-        elif kind == 2:  # a security token section: only a multitenant server takes one
-            raise ParseError(ErrorCode.Unauthorized, "Unsupported Security Token provided", request_id=rid)
-        else:
-            raise ParseError(40432, f"Unknown section kind {kind}", request_id=rid)
-    if body is None:
-        raise ParseError(40587, "OP_MSG messages must have a body", request_id=rid)
-    if not sequences:
-        if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
-            raise _checksum_mismatch()
-        return _new_request(OpMsg, (rid, flags, body, (), None, repeated))
-    for identifier, _ in sequences:
-        if _in_body(body, identifier):
-            raise ParseError(
-                40433, f"Duplicate field between body and document sequence {identifier}", request_id=rid
-            )
-    lazy = next(iter(body), None) == "insert"  # an insert's documents may be read from their bytes
-    for identifier, docs in sequences:
-        if lazy and identifier == "documents":
-            body[identifier] = docs
-            continue
-        body[identifier] = _sequence_documents(docs, rid)
-    if flags & CHECKSUM_PRESENT and not _checksum_matches(message, end):
-        raise _checksum_mismatch()  # (after the insert's documents are validated: parse_op_msg)
-    return OpMsg(rid, flags, body, tuple([name for name, _ in sequences]), None, repeated)
 
 
 def _sequence_documents(docs: RawDocuments, request_id: int) -> list[dict[str, Any]]:

@@ -356,6 +356,8 @@ class Connection(asyncio.Protocol):
             self.transport.close()
 
     async def _handle(self, frame: bytes | bytearray) -> None:
+        """One request: decode, run, answer (an OP_MSG here, with its exhaust stream; the legacy
+        opcodes apart). Every command passes: the OP_MSG is not a further coroutine layer."""
         self.state.num_requests += 1
         if self._paused:  # a request left the queue: reading may resume (it cannot need to pause)
             self._update_reading()
@@ -372,58 +374,57 @@ class Connection(asyncio.Protocol):
                 # The header parsed (frames are length-checked), so the reply can reach the request.
                 self._send(encode_op_msg(codec.encode(exc.to_reply()), next(_reply_ids), exc.request_id))
             return
-        if request.compressor_id is not None:
-            self._count_compression(request.compressor_id, 2, size, compression.uncompressed_size(frame))
+        compressor_id = request.compressor_id
+        if compressor_id is not None:
+            self._count_compression(compressor_id, 2, size, compression.uncompressed_size(frame))
         del frame
         self.state.connections_active += 1
         try:
-            if isinstance(request, OpMsg):
-                await self._handle_op_msg(request, size)
-            elif isinstance(request, OpQuery):
-                await self._handle_op_query(request)
-            else:  # OP_GET_MORE: mongod's GetMoreOpRunner
-                self._send_legacy_failure(request.request_id, "OP_GET_MORE is no longer supported")
+            if type(request) is not OpMsg:
+                if type(request) is OpQuery:
+                    await self._handle_op_query(request)
+                else:  # OP_GET_MORE: mongod's GetMoreOpRunner
+                    self._send_legacy_failure(request.request_id, "OP_GET_MORE is no longer supported")
+                return
+            cmd = request.command
+            response_to = request.request_id
+            more_to_come = request.flags & MORE_TO_COME
+            exhaust_allowed = request.flags & EXHAUST_ALLOWED
+            trailer: dict[str, Any] | None = None
+            repeated, sequence_ids = request.repeated, request.sequence_ids
+            while True:
+                if trailer is not None:  # the empty last batch of an exhaust stream
+                    reply, trailer = trailer, None
+                else:
+                    reply = await self.dispatcher.execute(self.info, cmd, size, repeated, sequence_ids)
+                    repeated, sequence_ids = None, ()  # (what follows in an exhaust stream is the server's getMore)
+                if more_to_come:
+                    return
+                follow = _exhaust_next(cmd, reply) if exhaust_allowed and not self._closing else None
+                if follow is None and exhaust_allowed and reply is not None:
+                    reply, trailer = _split_last_batch(cmd, reply)
+                    follow = cmd if trailer is not None else None
+                document = self._encode_reply(reply)
+                reply_id = next(_reply_ids)
+                message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
+                if compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
+                    plain = len(message)
+                    if plain >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
+                        message = await run_in_pool(self.state, None, compression.compress, message,
+                                                    compressor_id)
+                    else:
+                        message = compression.compress(message, compressor_id)
+                    self._count_compression(compressor_id, 0, plain, len(message))
+                self._send(message)
+                if follow is None:
+                    return
+                cmd, response_to = follow, reply_id  # exhaust: the server sends the next reply unasked
+                if self._write_paused:
+                    await self._writable.wait()  # the client is not reading the stream
+                if self._closing:
+                    return
         finally:
             self.state.connections_active -= 1
-
-    async def _handle_op_msg(self, request: OpMsg, request_bytes: int) -> None:
-        cmd = request.command
-        response_to = request.request_id
-        more_to_come = request.flags & MORE_TO_COME
-        exhaust_allowed = request.flags & EXHAUST_ALLOWED
-        trailer: dict[str, Any] | None = None
-        repeated, sequence_ids = request.repeated, request.sequence_ids
-        while True:
-            if trailer is not None:  # the empty last batch of an exhaust stream
-                reply, trailer = trailer, None
-            else:
-                reply = await self.dispatcher.execute(self.info, cmd, request_bytes, repeated, sequence_ids)
-                repeated, sequence_ids = None, ()  # (what follows in an exhaust stream is the server's getMore)
-            if more_to_come:
-                return
-            follow = _exhaust_next(cmd, reply) if exhaust_allowed and not self._closing else None
-            if follow is None and exhaust_allowed and reply is not None:
-                reply, trailer = _split_last_batch(cmd, reply)
-                follow = cmd if trailer is not None else None
-            document = self._encode_reply(reply)
-            reply_id = next(_reply_ids)
-            message = encode_op_msg(document, reply_id, response_to, MORE_TO_COME if follow else 0)
-            if request.compressor_id is not None and next(iter(cmd), "") not in UNCOMPRESSIBLE:
-                plain = len(message)
-                if plain >= OFF_LOOP_BYTES:  # zlib and zstd release the GIL while they work
-                    message = await run_in_pool(self.state, None, compression.compress, message,
-                                                request.compressor_id)
-                else:
-                    message = compression.compress(message, request.compressor_id)
-                self._count_compression(request.compressor_id, 0, plain, len(message))
-            self._send(message)
-            if follow is None:
-                return
-            cmd, response_to = follow, reply_id  # exhaust: the server sends the next reply unasked
-            if self._write_paused:
-                await self._writable.wait()  # the client is not reading the stream
-            if self._closing:
-                return
 
     async def _handle_op_query(self, request: OpQuery) -> None:
         rid = request.request_id
