@@ -14,7 +14,9 @@ An asyncio ``Protocol`` (uvloop's fast path). Invariants:
   that must wait (the thread pool, a client not reading its replies, an exhaust stream, an awaitable
   hello) is carried on by the connection's one worker task, which owns the queue until it empties: it
   starts then and lives until the connection closes, waiting on a future while there is no work (a
-  task per request would register it in a WeakSet and name it, both in Python).
+  task per request would register it in a WeakSet and name it, both in Python). (Python 3.11 only:
+  from 3.12 asyncio.wait_for needs a current task, and the worker steps every request:
+  ``STEP_IN_DATA_RECEIVED``.)
 - Back-pressure, both ways: reading pauses while too many frames or bytes are queued, and while the
   unsent replies exceed ``WRITE_BUFFER_HIGH`` (the transport's ``pause_writing``) no further request
   runs and nothing is read until they drain below ``WRITE_BUFFER_LOW``. A client that pipelines
@@ -36,6 +38,7 @@ import asyncio
 import collections
 import contextvars
 import itertools
+import sys
 import types
 from typing import TYPE_CHECKING, Any, cast
 
@@ -73,6 +76,11 @@ WRITE_BUFFER_LOW = 1024 * 1024
 # Frames at least this large are decoded, and replies compressed, in the thread pool; a frame this
 # large at the start of the buffer is taken over without a copy.
 OFF_LOOP_BYTES = LARGE_REQUEST_BYTES
+
+# Requests are stepped in data_received (outside any task) only where asyncio lets a coroutine await
+# with no current task: 3.11's wait_for (awaitable hello, awaitData, blocked commands) needs none; from
+# 3.12 it runs under asyncio.timeout, which refuses to (RuntimeError), so there the worker steps them all.
+STEP_IN_DATA_RECEIVED = sys.version_info < (3, 12)
 
 # Commands an OP_QUERY may carry (the legacy handshake, and auth that may follow it).
 # what mongod 7.0 still runs over OP_QUERY (check_allowed_op_query_cmd.cpp: the handshakes, and
@@ -172,7 +180,10 @@ class Connection(asyncio.Protocol):
             self._fatal(exc)
             return
         if self._pending and (self._worker is None or self._idle is not None):  # no request in flight
-            self._run_ready()
+            if STEP_IN_DATA_RECEIVED:
+                self._run_ready()
+            else:
+                self._carry(None)
         # (with nothing queued and reading on, nothing can need a pause: a partial frame is below the
         # byte bound, and unsent replies pause reading as they pass the mark: pause_writing)
         if self._pending or self._paused:
