@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import bson
@@ -93,6 +94,20 @@ class CollectionInfo:
     # Holds dicts: unhashable, spelled as the data model says. mypy reads it as an incompatible
     # override of object.__hash__ (python/mypy#4266, open): the one place its model is wrong here.
     __hash__ = None  # type: ignore[assignment]
+
+    # What reads derive from the entry alone, worked out once per catalog version (an info is shared by
+    # every reader of its catalog bytes: decode_entry) and then a plain attribute (cached_property sets
+    # the instance's own value, which later reads find before the descriptor)
+    @cached_property
+    def records_db(self) -> bytes:
+        """The records sub-database's name (``records_db_name(ident)``)."""
+        return records_db_name(self.ident)
+
+    @cached_property
+    def index_dbs(self) -> dict[str, tuple[bytes, str, bool]]:
+        """Index name -> (its sub-database's name, its ident, whether it is unique): what a read of the
+        index looks up (a read view's index_reader took four calls for them, every read)."""
+        return {name: (index_db_name(ident), ident, self.is_unique(name)) for name, ident in self.index_idents.items()}
 
     def index_spec(self, name: str) -> dict[str, Any] | None:
         for spec in self.indexes:

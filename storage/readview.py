@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tidemark.storage import catalog, chunks, indexes, journal, records
 from tidemark.storage.bucket_reader import BucketReader
-from tidemark.storage.catalog import CollectionInfo, index_db_name, records_db_name
+from tidemark.storage.catalog import CollectionInfo
 from tidemark.storage.compression import TAG_BUCKET, ValueCodec
 from tidemark.storage.errors import IndexNotFound
 from tidemark.storage.lmdb_types import Handle, Txn
@@ -77,7 +77,7 @@ class ReadView:
         return self._engine._published_handle(name)
 
     def _records(self, info: CollectionInfo) -> Handle:
-        return self._db(records_db_name(info.ident))
+        return self._db(info.records_db)
 
     def _store(self, info: CollectionInfo) -> tuple[Handle, LongKeys]:
         """(records handle, compact keys) of ``info``'s records, memoized per read transaction."""
@@ -85,8 +85,9 @@ class ReadView:
         if stores is None:
             return self._records(info), self._long(info.ident)
         found = stores.get(info.ident)
-        if found is None:
-            found = stores[info.ident] = (self._records(info), self._long(info.ident))
+        if found is None:  # (a read view: its handles are the engine's published ones, ``_db`` of a read)
+            engine = self._engine
+            found = stores[info.ident] = (engine._published_handle(info.records_db), engine._long_keys(info.ident))
         return found
 
     def _long(self, ident: str) -> LongKeys:
@@ -94,10 +95,10 @@ class ReadView:
         return self._engine._long_keys(ident)
 
     def _index(self, info: CollectionInfo, name: str) -> Handle:
-        ident = info.index_idents.get(name)
-        if ident is None:
+        found = info.index_dbs.get(name)
+        if found is None:
             raise IndexNotFound(info.ns, name)
-        return self._db(index_db_name(ident))
+        return self._db(found[0])
 
     def snapshot_id(self) -> int:
         """The LMDB transaction id this view reads at. Two views of the same engine with equal ids
@@ -191,8 +192,11 @@ class ReadView:
     def index_reader(self, info: CollectionInfo, index_name: str) -> indexes.IndexReader:
         """``index_name`` as this view reads it, for many scans in a row (``IndexReader.scan`` takes
         ``index_scan``'s bounds): its handle, layout and compact keys are looked up once."""
-        return indexes.IndexReader(self._txn, self._index(info, index_name),
-                                   self._long(info.index_idents[index_name]), info.is_unique(index_name))
+        found = info.index_dbs.get(index_name)
+        if found is None:
+            raise IndexNotFound(info.ns, index_name)
+        name, ident, unique = found
+        return indexes.IndexReader(self._txn, self._db(name), self._engine._long_keys(ident), unique)
 
     # --- sizes (cheap: LMDB stat and one counter) -----------------------------------------
     def count(self, info: CollectionInfo) -> int:
