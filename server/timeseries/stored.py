@@ -432,13 +432,9 @@ def chunks(engine: Any, ns: str, resume: bytes | None = None, *,
                                          lo_inclusive=False, limit=chunk_size))
         if records:
             resume = records[-1][0]
-            yield _views(ns, records, opener)
+            yield CACHE.views(ns, records, StoredBucket, opener)
         if len(records) < chunk_size:  # the walk ended
             return
-
-
-def _views(ns: str, records: list[tuple[bytes, bytes]], opener: Any) -> list[StoredBucket]:
-    return cast("list[StoredBucket]", CACHE.views(ns, records, StoredBucket, opener))
 
 
 def get_many(engine: Any, ns: str, rids: Iterable[bytes], start: int = 0) -> Iterator[list[StoredBucket]]:
@@ -460,4 +456,4 @@ def read_many(r: Any, info: Any, ns: str, rids: list[bytes]) -> list[StoredBucke
     """The stored buckets of ``rids`` (absent ones skipped) in the read view ``r`` (``info``: the
     collection's entry in it)."""
     records = r.get_stored_many(info, rids)
-    return _views(ns, records, r.stored_opener()) if records else []
+    return CACHE.views(ns, records, StoredBucket, r.stored_opener()) if records else []
