@@ -50,7 +50,7 @@ from tidemark.storage.errors import (
 from tidemark.storage.faults import CommitFaults
 from tidemark.storage.gate import ReadGate
 from tidemark.storage.lmdb_types import Handle, Txn
-from tidemark.storage.longkeys import LONGKEYS_DB, LongKeys
+from tidemark.storage.longkeys import LONGKEYS_DB, LongKeys, Presence
 from tidemark.storage.readview import ReadView, flush_sizes
 from tidemark.storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
@@ -231,6 +231,8 @@ class Engine:
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
             self._chunks_db = env.open_db(CHUNKS_DB, txn=txn, create=True)
             self._longkeys_db = env.open_db(LONGKEYS_DB, txn=txn, create=True)
+            # (no full key held at the open: index reads skip the compact-key seek until one is recorded)
+            self._long_presence = Presence(txn.stat(self._longkeys_db)["entries"] > 0)
             self._delete_graveyard(txn, {})
             self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
@@ -273,7 +275,8 @@ class Engine:
         if long is None:
             if len(self._long_keys_cache) >= 4096:
                 self._long_keys_cache.clear()
-            long = self._long_keys_cache[ident] = LongKeys(self._longkeys_db, ident, self.max_key_size)
+            long = self._long_keys_cache[ident] = LongKeys(self._longkeys_db, ident, self.max_key_size,
+                                                           self._long_presence)
         return long
 
     def _published_handle(self, name: bytes) -> Handle:

@@ -79,14 +79,31 @@ def drop_ident(txn: Txn, side_db: Handle, ident: str) -> None:
             found = cur.delete()
 
 
+class Presence:
+    """Whether a side sub-database may hold any full key: ``possible`` is False only while it held none
+    when the engine opened and no compact form has been recorded since (``LongKeys.remember`` sets it
+    before its write, so before the commit that makes the key visible: a read that begins after that
+    commit finds it set). Keys over LMDB's limit are rare: while none exists, ``LongKeys.any`` answers
+    without a seek (a cursor and four C calls, and a B-tree page, every index read)."""
+
+    __slots__ = ("possible",)
+
+    def __init__(self, possible: bool) -> None:
+        self.possible = possible
+
+
+_POSSIBLE = Presence(True)  # (a LongKeys made without the engine's: always looks)
+
+
 class LongKeys:
     """The full keys of one sub-database's compact forms (``ident``: its collection or index). Holds no
-    transaction: the engine keeps one per ident (``Engine._long_keys``)."""
+    transaction: the engine keeps one per ident (``Engine._long_keys``), sharing the engine's
+    ``Presence`` of its side sub-database."""
 
-    __slots__ = ("db", "prefix", "max_key")
+    __slots__ = ("db", "prefix", "max_key", "presence")
 
-    def __init__(self, side_db: Handle, ident: str, max_key: int) -> None:
-        self.db, self.prefix, self.max_key = side_db, side_prefix(ident), max_key
+    def __init__(self, side_db: Handle, ident: str, max_key: int, presence: Presence = _POSSIBLE) -> None:
+        self.db, self.prefix, self.max_key, self.presence = side_db, side_prefix(ident), max_key, presence
 
     def _side_key(self, stored: bytes) -> bytes:
         return self.prefix + hashlib.blake2b(stored, digest_size=20).digest()
@@ -99,6 +116,7 @@ class LongKeys:
         if len(full) <= self.max_key:
             return full
         stored = compact(full, self.max_key)
+        self.presence.possible = True  # (before the write: see Presence)
         txn.put(self._side_key(stored), full, db=self.db)
         return stored
 
@@ -115,7 +133,10 @@ class LongKeys:
         return stored if found is None else found
 
     def any(self, txn: Txn) -> bool:
-        """Whether this ident has compact forms at all (one seek): scans of one that has none are plain walks."""
+        """Whether this ident has compact forms at all (one seek, none while the side sub-database holds no
+        key: ``Presence``): scans of one that has none are plain walks."""
+        if not self.presence.possible:
+            return False
         with txn.cursor(db=self.db) as cur:
             return bool(cur.set_range(self.prefix)) and cur.key().startswith(self.prefix)
 
