@@ -39,7 +39,7 @@ from tidemark.storage.errors import DuplicateKey
 from tidemark.storage.keyspan import leading_components_length
 from tidemark.storage.lmdb_types import Handle, Txn
 from tidemark.storage.longkeys import LongKeys, head_size
-from tidemark.storage.ranges import raw_range, walk, walk_split
+from tidemark.storage.ranges import raw_range, split_keys, walk, walk_split
 
 # The LMDB key of a split entry is the shortest run of whole leading components of at least this many
 # bytes (or the whole index key): a long first component (a time-series meta) is stored once, while
@@ -176,11 +176,11 @@ class IndexReader:
     holds compact keys) found once, so that many scans in a row — an index scan of a ``$in`` of
     400,000 values is 400,000 point intervals — pay for it once. Valid while ``txn`` is."""
 
-    __slots__ = ("_txn", "_db", "_long", "_unique", "_walker", "_plain")
+    __slots__ = ("_txn", "_db", "_long", "_unique", "_split", "_plain")
 
     def __init__(self, txn: Txn, db: Handle, long: LongKeys, unique: bool):
         self._txn, self._db, self._long, self._unique = txn, db, long, unique
-        self._walker = walk_split if not unique and is_split(txn, db) else walk
+        self._split = not unique and is_split(txn, db)
         self._plain = not long.any(txn)  # (no compact forms: every LMDB key is its full key)
 
     def scan(self, lo: bytes | None = None, hi: bytes | None = None, *, lo_inclusive: bool = True,
@@ -194,10 +194,13 @@ class IndexReader:
         resume = None
         if start_after is not None:
             resume = start_after[0] if self._unique else entry_key(*start_after)
+        txn, db, split = self._txn, self._db, self._split
         if self._plain:
-            entries = self._walker(self._txn, self._db, *bounds, resume=resume, reverse=reverse)
+            if split:  # (the stored keys themselves: no Python step per entry but the split)
+                return map(split_entry, split_keys(txn, db, *bounds, resume=resume, reverse=reverse))
+            entries = walk(txn, db, *bounds, resume=resume, reverse=reverse)
         else:
-            txn, db, walker = self._txn, self._db, self._walker
+            walker = walk_split if split else walk
 
             def lmdb_walk(start: bytes | None, end: bytes | None, at: bytes | None,
                           backwards: bool) -> Iterator[tuple[bytes, bytes]]:

@@ -11,7 +11,7 @@ and for index entries that carry a record id after the key: a stored key K is
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import takewhile
+from itertools import repeat, takewhile
 
 from tidemark.storage.keys import prefix_end
 from tidemark.storage.lmdb_types import Cursor, Handle, Txn
@@ -92,37 +92,42 @@ def _seek_dup(cur: Cursor, target: bytes) -> bool:
     return cur.next_nodup()
 
 
+def split_keys(txn: Txn, db: Handle, start: bytes | None, end: bytes | None, *,
+               resume: bytes | None = None, reverse: bool = False) -> Iterator[bytes]:
+    """The stored keys ``walk`` would yield over a split index (dupsort: key = first component, value =
+    the rest of the stored key), each ``key + value``. Like ``walk``, the cursor is positioned at once
+    and the entries come from py-lmdb's own iterator joined and bounded in C (``b"".join`` of each (key,
+    value) pair, ``takewhile`` with the far bound): no Python step per entry. A resume key can only be
+    the entry the cursor lands on (entries are distinct), so it is stepped over before the walk."""
+    cur = txn.cursor(db=db)
+    if not reverse:
+        if resume is not None and (start is None or resume >= start):
+            start = resume
+        ok = _seek_dup(cur, start) if start is not None else cur.first()
+        if ok and resume is not None and cur.key() + cur.value() == resume:
+            ok = cur.next()
+        if not ok:
+            cur.close()
+            return iter(())
+        keys = map(b"".join, cur.iternext(keys=True, values=True))
+        return keys if end is None else takewhile(end.__gt__, keys)
+    if resume is not None and (end is None or resume < end):
+        end = resume  # exclusive, like end
+    if end is None:
+        ok = cur.last()
+    elif _seek_dup(cur, end):
+        ok = cur.prev()
+    else:
+        ok = cur.last()
+    if not ok:
+        cur.close()
+        return iter(())
+    keys = map(b"".join, cur.iterprev(keys=True, values=True))
+    return keys if start is None else takewhile(start.__le__, keys)
+
+
 def walk_split(txn: Txn, db: Handle, start: bytes | None, end: bytes | None, *,
                resume: bytes | None = None, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-    """``walk`` over a split index (dupsort: key = first component, value = the rest of the stored
-    key): yields (key + value, b"") exactly as ``walk`` yields the unsplit stored keys."""
-    with txn.cursor(db=db) as cur:
-        if not reverse:
-            if resume is not None and (start is None or resume >= start):
-                start = resume
-            ok = _seek_dup(cur, start) if start is not None else cur.first()
-            if not ok:
-                return
-            for key, value in cur.iternext(keys=True, values=True):
-                stored = key + value
-                if resume is not None and stored == resume:
-                    continue
-                if end is not None and stored >= end:
-                    return
-                yield stored, b""
-        else:
-            if resume is not None and (end is None or resume < end):
-                end = resume  # exclusive, like end
-            if end is None:
-                ok = cur.last()
-            elif _seek_dup(cur, end):
-                ok = cur.prev()
-            else:
-                ok = cur.last()
-            if not ok:
-                return
-            for key, value in cur.iterprev(keys=True, values=True):
-                stored = key + value
-                if start is not None and stored < start:
-                    return
-                yield stored, b""
+    """``walk`` over a split index: (key + value, b"") exactly as ``walk`` yields the unsplit stored keys
+    (``split_keys`` paired with an empty value)."""
+    return zip(split_keys(txn, db, start, end, resume=resume, reverse=reverse), repeat(b""))
