@@ -100,14 +100,13 @@ class _ReadContext:
     On exit the view is detached from its transaction: py-lmdb frees a reader slot only when the
     Transaction object is freed (abort alone does not), and a generator suspended after its
     ``with engine.read() as r`` block still holds ``r``. Detaching makes "a suspended cursor holds
-    no transaction" hold for every stream, whatever its frame keeps."""
+    no transaction" hold for every stream, whatever its frame keeps. (No ``__init__``: ``Engine.read``
+    sets ``_engine`` on the object it makes, one Python frame fewer per read.)"""
 
     __slots__ = ("_engine", "_txn", "_view")
+    _engine: Engine
     _txn: Txn
     _view: ReadView
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
 
     def __enter__(self) -> ReadView:
         engine = self._engine
@@ -137,7 +136,9 @@ class _ReadContext:
     def __exit__(self, *exc: object) -> None:
         txn = self._txn
         del self._txn
-        self._view._detach()
+        # the view forgets its transaction: kept past its block it must not keep an LMDB reader slot, and
+        # using it then fails loudly (AttributeError: the view has no ``_txn`` any more)
+        del self._view._txn
         del self._view
         try:
             txn.abort()
@@ -264,7 +265,9 @@ class Engine:
             raise EngineClosed()
         if self.interrupt_check is not None:
             self.interrupt_check()
-        return _ReadContext(self)
+        context = _ReadContext()
+        context._engine = self
+        return context
 
     def reading(self) -> bool:
         """This thread is inside ``engine.read()`` (holds a read transaction and a place in the gate)."""

@@ -51,7 +51,8 @@ def flush_sizes(txn: Txn, meta_db: Handle, sizes: dict[str, int]) -> None:
 
 
 class ReadView:
-    """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block."""
+    """Read access to one snapshot. Obtain with ``engine.read()``; do not keep past the block (at its end
+    the view forgets its transaction: ``engine._ReadContext.__exit__``)."""
 
     # ``engine.read()``'s views: the engine's catalog generation read before the transaction began (the
     # snapshot holds every catalog change it counts: Engine.catalog_generation); -1 for a write transaction
@@ -65,12 +66,6 @@ class ReadView:
         # stays usable for the whole read (a drop reclaims it only once the reads begun before it left).
         # None for a write transaction (WriteTxn), whose handles come and go with its nested scopes.
         self._stores = stores
-
-    def _detach(self) -> None:
-        """Forget the transaction (engine.read() calls this when its block ends): a view kept past
-        its block must not keep an LMDB reader slot, and using it then fails loudly (AttributeError:
-        the view has no ``_txn`` any more)."""
-        del self._txn
 
     # --- handles -----------------------------------------------------------------------------
     def _db(self, name: bytes) -> Handle:
