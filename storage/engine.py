@@ -50,7 +50,7 @@ from tidemark.storage.errors import (
 from tidemark.storage.faults import CommitFaults
 from tidemark.storage.gate import ReadGate
 from tidemark.storage.lmdb_types import Handle, Txn
-from tidemark.storage.longkeys import LONGKEYS_DB, LongKeys, Presence
+from tidemark.storage.longkeys import LONGKEYS_DB, LongKeysByIdent, Presence
 from tidemark.storage.readview import ReadView, flush_sizes
 from tidemark.storage.txn import GRAVEYARD, IndexHandles, WriteTxn
 
@@ -183,7 +183,6 @@ class Engine:
         self._rid_cache: dict[str, int] = {}
         # writer thread: catalog bytes -> (records handle, {index: (handle, unique, split)}), published only
         self._resolved_cache: dict[bytes, tuple[Handle, IndexHandles]] = {}
-        self._long_keys_cache: dict[str, LongKeys] = {}  # ident -> its LongKeys (no transaction held)
         self._jseq_cache: dict[bytes, int] = {}
         # Bumped by the writer after each commit that wrote the catalog (a collection created, dropped or
         # renamed, its options, its indexes and their flags) or a ``system.views`` record, before that
@@ -232,8 +231,10 @@ class Engine:
             self._journal_db = env.open_db(b"_journal", txn=txn, create=True)
             self._chunks_db = env.open_db(CHUNKS_DB, txn=txn, create=True)
             self._longkeys_db = env.open_db(LONGKEYS_DB, txn=txn, create=True)
-            # (no full key held at the open: index reads skip the compact-key seek until one is recorded)
-            self._long_presence = Presence(txn.stat(self._longkeys_db)["entries"] > 0)
+            # ident -> its LongKeys (no transaction held); no full key held at the open: index reads skip
+            # the compact-key seek until one is recorded (Presence)
+            self._long_keys = LongKeysByIdent(self._longkeys_db, self.max_key_size,
+                                              Presence(txn.stat(self._longkeys_db)["entries"] > 0))
             self._delete_graveyard(txn, {})
             self._dictionaries.load(txn, self._meta_db)
             with txn.cursor(db=self._catalog_db) as cur:
@@ -272,15 +273,6 @@ class Engine:
     def reading(self) -> bool:
         """This thread is inside ``engine.read()`` (holds a read transaction and a place in the gate)."""
         return self._gate.held()
-
-    def _long_keys(self, ident: str) -> LongKeys:
-        long = self._long_keys_cache.get(ident)
-        if long is None:
-            if len(self._long_keys_cache) >= 4096:
-                self._long_keys_cache.clear()
-            long = self._long_keys_cache[ident] = LongKeys(self._longkeys_db, ident, self.max_key_size,
-                                                           self._long_presence)
-        return long
 
     def _published_handle(self, name: bytes) -> Handle:
         # dying first, then published: a read that finds it no longer dying finds it unpublished

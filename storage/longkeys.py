@@ -95,10 +95,29 @@ class Presence:
 _POSSIBLE = Presence(True)  # (a LongKeys made without the engine's: always looks)
 
 
+class LongKeysByIdent(dict[str, "LongKeys"]):
+    """The engine's ``LongKeys``, one per ident, made on first use (``__missing__``: a hit is a plain
+    subscript, no Python call), all sharing the engine's ``presence``. At most ``LIMIT`` are kept, then
+    all are forgotten at once (a LongKeys holds nothing but its ident's prefix: made again when asked)."""
+
+    __slots__ = ("side_db", "max_key", "presence")
+    LIMIT = 4096
+
+    def __init__(self, side_db: Handle, max_key: int, presence: Presence) -> None:
+        super().__init__()
+        self.side_db, self.max_key, self.presence = side_db, max_key, presence
+
+    def __missing__(self, ident: str) -> LongKeys:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        long = self[ident] = LongKeys(self.side_db, ident, self.max_key, self.presence)
+        return long
+
+
 class LongKeys:
     """The full keys of one sub-database's compact forms (``ident``: its collection or index). Holds no
-    transaction: the engine keeps one per ident (``Engine._long_keys``), sharing the engine's
-    ``Presence`` of its side sub-database."""
+    transaction: the engine keeps one per ident (``Engine._long_keys``, a ``LongKeysByIdent``), sharing
+    the engine's ``Presence`` of its side sub-database."""
 
     __slots__ = ("db", "prefix", "max_key", "presence")
 

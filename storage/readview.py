@@ -82,12 +82,12 @@ class ReadView:
         found = stores.get(info.ident)
         if found is None:  # (a read view: its handles are the engine's published ones, ``_db`` of a read)
             engine = self._engine
-            found = stores[info.ident] = (engine._published_handle(info.records_db), engine._long_keys(info.ident))
+            found = stores[info.ident] = (engine._published_handle(info.records_db), engine._long_keys[info.ident])
         return found
 
     def _long(self, ident: str) -> LongKeys:
         """The full keys of the compact (over-long) LMDB keys of a collection's or index's ident."""
-        return self._engine._long_keys(ident)
+        return self._engine._long_keys[ident]
 
     def _index(self, info: CollectionInfo, name: str) -> Handle:
         found = info.index_dbs.get(name)
@@ -191,7 +191,7 @@ class ReadView:
         if found is None:
             raise IndexNotFound(info.ns, index_name)
         name, ident, unique = found
-        return indexes.IndexReader(self._txn, self._db(name), self._engine._long_keys(ident), unique)
+        return indexes.IndexReader(self._txn, self._db(name), self._engine._long_keys[ident], unique)
 
     # --- sizes (cheap: LMDB stat and one counter) -----------------------------------------
     def count(self, info: CollectionInfo) -> int:

@@ -39,13 +39,13 @@ def test_long_keys_written_after_the_open_or_before_a_restart_are_read(tmp_path_
     try:
         engine.write_sync(lambda w: w.create_index(w.create_collection(NS), SPEC, []))
         _insert(engine, list(enumerate(short)))
-        assert engine._long_presence.possible is False  # nothing long yet: reads skip the seek
+        assert engine._long_keys.presence.possible is False  # nothing long yet: reads skip the seek
         assert [key for key, _ in _entries(engine)] == sorted(encode_key([v]) for v in short)
         before = engine.read()
         r = before.__enter__()  # a read begun before the long keys: its snapshot has none
         try:
             _insert(engine, [(100 + i, v) for i, v in enumerate(long)])
-            assert engine._long_presence.possible is True
+            assert engine._long_keys.presence.possible is True
             old = [key for key, _ in r.index_reader(r.get_collection(NS), "a_1").scan(None, None)]
         finally:
             before.__exit__(None, None, None)
@@ -56,7 +56,7 @@ def test_long_keys_written_after_the_open_or_before_a_restart_are_read(tmp_path_
         engine.close()
     engine = open_engine(path)  # reopened: the side sub-database holds keys, so reads look
     try:
-        assert engine._long_presence.possible is True
+        assert engine._long_keys.presence.possible is True
         assert [key for key, _ in _entries(engine)] == expected
     finally:
         engine.close()
