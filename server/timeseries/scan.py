@@ -92,37 +92,54 @@ def _in_scan_order(stored_chunks: Iterable[list[Any]], live: dict[Any, Any], sta
 
     ``live`` (by ``_id``; taken over) replace their stored version and are merged into the stored ones by
     position (``stored_position`` of a stored view, ``live_position`` of an in-memory one; ascending,
-    descending with ``reverse``; None: after every stored bucket, by ``_id``). One yield per stored chunk
+    descending with ``reverse``; None: after every stored bucket, by ``_id``). One chunk per stored chunk
     read, possibly empty: the consumer's interruption check runs per chunk. An in-memory view is held
-    only until it is passed on (a view keeps the copies its reader made)."""
-    before = operator.gt if reverse else operator.lt  # a position before another in this scan's direction
+    only until it is passed on (a view keeps the copies its reader made). Each stored chunk is taken as
+    it is asked for (``map``: a read with nothing in memory, most of them, runs no generator)."""
     ids = set(live)  # (their stored versions are left out, whether the predicate keeps them or not)
-    placed: list[tuple[Any, Any]] = []
-    last: list[Any] = []  # in-memory buckets with no position: after the stored ones
-    if live:  # (none, most reads: nothing to filter, place or sort)
-        # the predicate first: only the in-memory buckets it keeps are placed (a position is the index key
-        # of the bucket's control; one series' read among 100,000 in-memory ones placed every one: 6-9 s)
-        views = kept(for_in_memory(predicate), list(live.values()))
-        if stats is not None and len(views) < len(live):
-            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(live) - len(views)  # (as before)
-        for view in views:
-            interrupt.tick()  # (as ``live_views``: a bucket's position is worked out before the first chunk)
-            position = live_position(view)
-            if position is None:
-                last.append(view)
-            else:
-                placed.append((position, view))
-        del views
-        live.clear()
-        placed.sort(key=lambda item: item[0], reverse=reverse)
-        last.sort(key=lambda view: view.id)
-    pending = deque(placed)
-    del placed
-    for chunk in stored_chunks:
+
+    def taken(chunk: list[Any]) -> list[Any]:  # a stored chunk: the predicate's buckets, counted as scanned
         if ids:
             chunk = [view for view in chunk if view.id not in ids]
         scanned = len(chunk)
-        chunk = kept(predicate, chunk)  # (the in-memory ones were kept above)
+        chunk = kept(predicate, chunk)
+        if stats is not None:
+            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
+        return chunk
+
+    chunks = map(taken, stored_chunks)
+    if not live:
+        return chunks
+    return _merged(chunks, live, stats, predicate, stored_position, live_position, reverse)
+
+
+def _merged(chunks: Iterator[list[Any]], live: dict[Any, Any], stats: dict[str, Any] | None, predicate: Any,
+            stored_position: Callable[[Any], Any], live_position: Callable[[Any], Any],
+            reverse: bool) -> Iterator[list[Any]]:
+    """``_in_scan_order``'s chunks with its in-memory buckets placed among them (``chunks``: the stored
+    ones, filtered and counted)."""
+    before = operator.gt if reverse else operator.lt  # a position before another in this scan's direction
+    placed: list[tuple[Any, Any]] = []
+    last: list[Any] = []  # in-memory buckets with no position: after the stored ones
+    # the predicate first: only the in-memory buckets it keeps are placed (a position is the index key
+    # of the bucket's control; one series' read among 100,000 in-memory ones placed every one: 6-9 s)
+    views = kept(for_in_memory(predicate), list(live.values()))
+    if stats is not None and len(views) < len(live):
+        stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(live) - len(views)  # (as before)
+    for view in views:
+        interrupt.tick()  # (as ``live_views``: a bucket's position is worked out before the first chunk)
+        position = live_position(view)
+        if position is None:
+            last.append(view)
+        else:
+            placed.append((position, view))
+    del views
+    live.clear()
+    placed.sort(key=lambda item: item[0], reverse=reverse)
+    last.sort(key=lambda view: view.id)
+    pending = deque(placed)
+    del placed
+    for chunk in chunks:
         # (in-memory buckets are mostly the newest: a chunk all before the next one is taken as is)
         if pending and chunk and before(pending[0][0], stored_position(chunk[-1])):
             merged = []
@@ -131,10 +148,9 @@ def _in_scan_order(stored_chunks: Iterable[list[Any]], live: dict[Any, Any], sta
                 while pending and before(pending[0][0], here):
                     merged.append(pending.popleft()[1])
                 merged.append(view)
-            scanned += len(merged) - len(chunk)
+            if stats is not None:
+                stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + len(merged) - len(chunk)
             chunk = merged
-        if stats is not None:
-            stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
         yield chunk
         del chunk
     if last:
