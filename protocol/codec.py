@@ -68,13 +68,17 @@ class EncodedRun:
     BSON as ``bytes``) from where they are made (a columnar ``$group``/``$sort``: ``groupbson``) to the
     cursor, which takes them into its batches a stretch at a time (``tidemark.cursors._fill_batch``)
     instead of one Python object per document. Iterating it gives the documents one at a time
-    (``EncodedDocument``s) for any other consumer. A cursor passes over an empty one."""
+    (``EncodedDocument``s) for any other consumer. A cursor passes over an empty one.
+
+    ``sizes``: the documents' lengths when their maker knows them — a NumPy int64 array (each
+    document's), or an ``int`` when every document is that long (``groupbson.one_head``: no array made
+    for a run of one layout) — else None."""
 
     __slots__ = ("docs", "sizes")
 
     def __init__(self, docs: list[bytes], sizes: Any = None) -> None:
         self.docs = docs
-        self.sizes = sizes  # each document's length (a NumPy int64 array), when its maker knows them
+        self.sizes = sizes
 
     def __len__(self) -> int:
         return len(self.docs)

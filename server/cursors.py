@@ -293,15 +293,22 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     # few NumPy array operations cost more than a short run's whole batch)
     sizes = run.sizes
     taken = docs if k == len(docs) else docs[:k]
-    if sizes is None:
+    if type(sizes) is int:  # (every document ``sizes`` long: ``groupbson.one_head``)
+        whole = size + sizes * k + _heads_bytes(n, n + k)
+    elif sizes is None:
         whole = size + sum(map(len, taken)) + _heads_bytes(n, n + k)
     else:  # (the whole run's sizes as they are: no view made of them for the usual whole run)
         whole = size + int(np.add.reduce(sizes if taken is docs else sizes[:k])) + _heads_bytes(n, n + k)
-    if k and whole - _heads_bytes(n + k - 1, n + k) <= MAX_BATCH_BYTES:
+    # (less the last document's head: its type, NUL and the digits of its index n + k - 1)
+    if k and whole - 2 - len(str(n + k - 1)) <= MAX_BATCH_BYTES:
         batch += taken
-        return (None if taken is docs else EncodedRun(docs[k:], None if sizes is None else sizes[k:])), whole
+        if taken is docs:
+            return None, whole
+        return EncodedRun(docs[k:], sizes if sizes is None or type(sizes) is int else sizes[k:]), whole
     if sizes is None:
         sizes = np.fromiter(map(len, docs), np.int64, len(docs))
+    elif type(sizes) is int:
+        sizes = np.full(len(docs), sizes, np.int64)
     # each element's head: type, index key, NUL
     heads = _HEADS[n:n + k] if n + k <= len(_HEADS) else 3 + np.searchsorted(_TENS, np.arange(n, n + k), side="right")
     # ends[j]: the array's size once document j is in. Document j fits when the size before it plus its

@@ -29,11 +29,14 @@ def _model(n, size, docs, end, max_bytes):
 
 @settings(max_examples=400, deadline=None)
 @given(n=st.integers(0, 1100), size=st.integers(0, 3000), lengths=st.lists(st.integers(5, 60), min_size=1, max_size=60),
-       limit=st.none() | st.integers(1, 80), sized=st.booleans(), max_bytes=st.integers(20, 6000))
+       limit=st.none() | st.integers(1, 80), sized=st.sampled_from(["array", "int", "none"]),
+       max_bytes=st.integers(20, 6000))
 def test_a_run_takes_what_the_rule_document_by_document_takes(n, size, lengths, limit, sized, max_bytes):
     end = -1 if limit is None else n + limit  # (a batch asks only while it is below its count)
+    if sized == "int":  # (one length for every document)
+        lengths = [lengths[0]] * len(lengths)
     docs = [b"d" * length for length in lengths]
-    sizes = np.array(lengths, np.int64) if sized else None
+    sizes = np.array(lengths, np.int64) if sized == "array" else lengths[0] if sized == "int" else None
     batch = [b"-"] * n
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cursors, "MAX_BATCH_BYTES", max_bytes)
@@ -45,7 +48,8 @@ def test_a_run_takes_what_the_rule_document_by_document_takes(n, size, lengths, 
         assert rest is None
     else:
         assert rest is not None and rest.docs == docs[taken:]
-        assert rest.sizes is None or list(rest.sizes) == lengths[taken:]
+        rest_sizes = [rest.sizes] * len(rest.docs) if type(rest.sizes) is int else rest.sizes
+        assert rest_sizes is None or list(rest_sizes) == lengths[taken:]
 
 
 @given(start=st.integers(0, 200_000), count=st.integers(0, 2_000))

@@ -145,9 +145,7 @@ def documents(heads: list[bytes], offsets: list[list[int]], owner: np.ndarray, d
     if len(lengths) == 1:  # (a void item's tolist() is its bytes)
         skip = int(lengths[0])
         cut: Any = np.ascontiguousarray(whole[:, skip:]).view(f"V{width - skip}")[:, 0].tolist()
-        sizes = np.empty(n, dtype=np.int64)
-        sizes.fill(width - skip)
-        return EncodedRun(cut, sizes)
+        return EncodedRun(cut, width - skip)  # (every document one length)
     placed = np.empty(n, dtype=object)
     for skip in lengths.tolist():
         rows = np.flatnonzero(doc_skips == skip)
@@ -173,9 +171,7 @@ def one_head(head: bytes, date_offsets: list[int], n: int, dates: np.ndarray | N
     for offset, _width, values in fills:
         np.ndarray((n,), values.dtype, whole, values_at + offset, (size,))[:] = values
     cut: Any = np.frombuffer(whole, _VOIDS.get(size) or _void(size)).tolist()  # (a void item's tolist(): its bytes)
-    sizes = np.empty(n, dtype=np.int64)
-    sizes.fill(size)
-    return EncodedRun(cut, sizes)
+    return EncodedRun(cut, size)  # (every document ``size`` long: no array of sizes made)
 
 
 def _void(size: int) -> np.dtype[Any]:
