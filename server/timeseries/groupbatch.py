@@ -507,9 +507,7 @@ class _Batch:
         dense = self.dense
         if dense is not None:
             runs = self._runs(pending, stretches)
-            if dense.acceptable(runs):
-                if runs.count:
-                    dense.feed(runs)
+            if dense.feed(runs):
                 # (counted as the generic stage counts, per new group: 292 raised there without allowDiskUse)
                 if dense.over(self.ctx.group_memory_limit):
                     self._spill()

@@ -55,15 +55,13 @@ class Runs:
     def values(self, j: int) -> np.ndarray:
         return self.table[:, _VALUES + j]
 
-    # (each reads its fact itself: these are asked per accumulator and batch)
-    def integral(self, j: int) -> bool:
-        return float(self.facts[_FRACTIONAL * self._width + j]) == 0.0
-
-    def abs_sum(self, j: int) -> float:
-        return float(self.facts[_ABS_SUM * self._width + j])
-
-    def neg_zero(self, j: int) -> bool:
-        return bool(self.facts[_NEG_ZERO * self._width + j])
+    def exactness(self) -> tuple[list[float], list[float], list[float]]:
+        """``facts`` as three lists, one entry per accumulator: (not-integral counts, sums of absolute
+        values, ``-0.0`` counts) — read at once by a feed, which asks each accumulator's (one
+        ``tolist``, cut in three)."""
+        facts, w = self.facts.tolist(), self._width
+        return (facts[_FRACTIONAL * w:_FRACTIONAL * w + w], facts[_ABS_SUM * w:_ABS_SUM * w + w],
+                facts[_NEG_ZERO * w:_NEG_ZERO * w + w])
 
     @classmethod
     def joined(cls, width: int, timed: bool, parts: list[tuple[int, int, Runs]]) -> Runs:

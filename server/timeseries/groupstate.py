@@ -27,7 +27,7 @@ Exactness: the results equal what the generic accumulators give when fed the sam
   the total (``$avg``: divided by the count), as ``_Sum``'s fsum folding gives for exact totals;
 - ``$max``/``$min``: taken only for batches without ``-0.0`` (NumPy's reductions need not keep the
   first of equal zeros), NaN never reaches here; ``$first``/``$last``: a group's first/last run;
-- a batch that cannot be taken leaves the state untouched (``acceptable`` says so before ``feed``): the caller then
+- a batch that cannot be taken leaves the state untouched (``feed`` checks first and answers False): the caller then
   turns every group into generic accumulators (``materialize``, fed with the same totals) and goes on
   the generic way.
 Memory: the generic stage's rule (``stage_group._Groups``), per group its overhead and ``_id``; the
@@ -59,6 +59,7 @@ from tidemark.query.sort import make_sort_key
 from tidemark.query.stage_group import _GROUP_OVERHEAD, _memory_error, group_key
 from tidemark.query.values import MISSING
 from tidemark.timeseries import groupbson
+from tidemark.timeseries.groupruns import Runs
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _LAZY = object()  # a slot's _id not made yet (``DenseGroups._filled_ids``)
@@ -635,21 +636,25 @@ class DenseGroups:
         return self.ids
 
     # -- feeding
-    def acceptable(self, runs: Any) -> bool:
-        """True when these runs' values can join the NumPy state exactly (see the module)."""
-        for j, (_, spec) in enumerate(self.group.fields):
-            if spec.name in ("$sum", "$avg") and spec.field is not None:
-                if not runs.integral(j) or self._abs_fed[j] + runs.abs_sum(j) >= _EXACT_SUM:
-                    return False
-            elif spec.name in ("$max", "$min") and runs.neg_zero(j):
-                return False
-        return True
-
-    def feed(self, runs: Any) -> None:
-        """Add runs (``groupruns.Runs`` in arrival order; ``acceptable`` said yes). ``slots`` is asked once
+    def feed(self, runs: Runs) -> bool:
+        """Add runs (``groupruns.Runs`` in arrival order) when their values can join the NumPy state
+        exactly (see the module: each ``$sum``/``$avg`` integral and within 2**53, no ``-0.0`` for a
+        ``$max``/``$min``); False, nothing added, when they cannot (the caller materializes). Their
+        facts are read once (``Runs.exactness``). ``slots`` is asked once
         for all the runs' tokens (meta index, truncated ms) in run order, repeats and all (keys matched
         as arrays by one sort, or the dicts: no distinct-token pass first). A ``_id`` that reads no meta
         path is the same for every meta: its runs all count as meta 0 (the first meta's)."""
+        fractional, abs_sums, neg_zeros = runs.exactness()
+        fields, abs_fed = self.group.fields, self._abs_fed
+        for j, (_, spec) in enumerate(fields):
+            name = spec.name
+            if name in ("$sum", "$avg") and spec.field is not None:
+                if fractional[j] or abs_fed[j] + abs_sums[j] >= _EXACT_SUM:
+                    return False
+            elif neg_zeros[j] and name in ("$max", "$min"):
+                return False
+        if not runs.table.shape[0]:
+            return True
         # (truncated ms, first ms, row count) of the runs: one cast, each a contiguous row
         heads = runs.table[:, :3].T.astype(np.int64, order="C")
         truncs = heads[0] if runs.timed else None
@@ -666,7 +671,7 @@ class DenseGroups:
         # ``at`` is the ufunc over that slice of the state (a view), a $first/$last the values themselves
         fresh = slice(have, n) if len(created) == len(slots) else None
         tf = self.group.time_field
-        for j, (_, spec) in enumerate(self.group.fields):
+        for j, (_, spec) in enumerate(fields):
             state, name = self._state[j], spec.name
             fed: tuple[tuple[Any, np.ndarray, np.ndarray], ...]  # (ufunc, state, values) of ``ufunc.at``
             if spec.field is None:  # $count
@@ -674,7 +679,7 @@ class DenseGroups:
             else:
                 values = runs.values(j).astype(np.int64) if spec.field == tf else runs.values(j)
                 if name in ("$sum", "$avg"):
-                    self._abs_fed[j] += runs.abs_sum(j)
+                    abs_fed[j] += abs_sums[j]
                     fed = ((np.add, state["total"], values), (np.add, state["count"], counts))
                 elif name == "$max":
                     fed = ((np.maximum, state["value"], values),)
@@ -696,6 +701,7 @@ class DenseGroups:
                 else:
                     part = target[fresh]
                     ufunc(part, taken, out=part)
+        return True
 
     # -- results
     def _values(self, j: int, picked: Any) -> list[Any]:
