@@ -639,7 +639,7 @@ class CursorRegistry:
             return batch, 0
         # (what only a live cursor's next batch and currentOp read: nothing to keep for a closed one)
         cursor.last_used = time.monotonic()
-        cursor.docs_returned += len(batch)
+        cursor.docs_returned += len(batch.docs)  # (the list's len: no EncodedBatch.__len__ frame)
         return batch, cursor.id
 
 
@@ -714,7 +714,7 @@ async def cursor_reply(
     key = "firstBatch" if first else "nextBatch"
     reply: dict[str, Any] = {key: batch}
     if resume is not None:  # (a resumable find's token; nothing to work out for the others)
-        reply.update(resume_token_fields(cursor, len(batch)))
+        reply.update(resume_token_fields(cursor, len(batch.docs)))
     reply["id"] = Int64(cursor_id)
     reply["ns"] = ns
     return {"cursor": reply}
