@@ -467,8 +467,32 @@ class _Batch:
 
     def flush(self) -> None:
         """Cut the batch gathered into runs and feed them to the groups (a spill past the limit), then keep
-        what is held per meta in proportion to the groups (``_compact``)."""
-        self._flush()
+        what is held per meta in proportion to the groups (``_compact``). (One frame: it runs per batch.)"""
+        info = self.info
+        if self.whole_buckets:  # the counters of buckets taken whole, added up here
+            info["bucketsUnpacked"] += self.whole_buckets
+            info["measurementsUnpacked"] += self.whole_rows
+            self.columnar += self.whole_buckets
+            self.whole_buckets = self.whole_rows = 0
+        if self.columnar:  # (present in explain only once some bucket was)
+            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.columnar
+            self.columnar = 0
+        if self.seq:
+            pending, stretches = self.pending, self.stretches
+            self.pending, self.stretches, self.rows, self.seq = [], [], 0, 0
+            dense = self.dense
+            if dense is not None and dense.feed(self._runs(pending, stretches)):
+                # (counted as the generic stage counts, per new group: 292 raised there without allowDiskUse)
+                if dense.over(self.ctx.group_memory_limit):
+                    self._spill()
+            else:
+                if dense is not None:  # (the runs could not join the NumPy totals exactly)
+                    self.materialize()
+                    self._flush_rows(_in_order(pending, stretches), count=False)
+                else:
+                    self._flush_rows(_in_order(pending, stretches))
+                if self.groups.used > self.ctx.group_memory_limit:
+                    self._spill()
         held = len(self.metas)
         if held > METAS_SLACK and held > METAS_SLACK + 2 * self._group_count():
             self._compact()
@@ -489,35 +513,6 @@ class _Batch:
         self.metas[:] = [self.metas[m] for m in keep]
         self.meta_tokens[:] = [self.meta_tokens[m] for m in keep]
         self._meta_index = {token: i for i, token in enumerate(self.meta_tokens)}
-
-    def _flush(self) -> None:
-        info = self.info
-        if self.whole_buckets:  # the counters of buckets taken whole, added up here
-            info["bucketsUnpacked"] += self.whole_buckets
-            info["measurementsUnpacked"] += self.whole_rows
-            self.columnar += self.whole_buckets
-            self.whole_buckets = self.whole_rows = 0
-        if self.columnar:  # (present in explain only once some bucket was)
-            info["bucketsColumnar"] = info.get("bucketsColumnar", 0) + self.columnar
-            self.columnar = 0
-        if not self.seq:
-            return
-        pending, stretches = self.pending, self.stretches
-        self.pending, self.stretches, self.rows, self.seq = [], [], 0, 0
-        dense = self.dense
-        if dense is not None:
-            runs = self._runs(pending, stretches)
-            if dense.feed(runs):
-                # (counted as the generic stage counts, per new group: 292 raised there without allowDiskUse)
-                if dense.over(self.ctx.group_memory_limit):
-                    self._spill()
-                return
-            self.materialize()
-            self._flush_rows(_in_order(pending, stretches), count=False)
-        else:
-            self._flush_rows(_in_order(pending, stretches))
-        if self.groups.used > self.ctx.group_memory_limit:
-            self._spill()
 
     def _runs(self, pending: list[Any], stretches: list[Any]) -> Runs:
         """The runs of a batch in arrival order (remembered ones of whole buckets, the others cut from
