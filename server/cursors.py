@@ -293,12 +293,14 @@ def _take_run(batch: list[bytes], run: EncodedRun, size: int, end: int) -> tuple
     # few NumPy array operations cost more than a short run's whole batch)
     sizes = run.sizes
     taken = docs if k == len(docs) else docs[:k]
+    # the heads' bytes (a difference of the table's running totals for the usual batch: no call)
+    whole = size + (_HEADS_UPTO[n + k] - _HEADS_UPTO[n] if n + k < len(_HEADS_UPTO) else _heads_bytes(n, n + k))
     if type(sizes) is int:  # (every document ``sizes`` long: ``groupbson.one_head``)
-        whole = size + sizes * k + _heads_bytes(n, n + k)
+        whole += sizes * k
     elif sizes is None:
-        whole = size + sum(map(len, taken)) + _heads_bytes(n, n + k)
+        whole += sum(map(len, taken))
     else:  # (the whole run's sizes as they are: no view made of them for the usual whole run)
-        whole = size + int(np.add.reduce(sizes if taken is docs else sizes[:k])) + _heads_bytes(n, n + k)
+        whole += int(np.add.reduce(sizes if taken is docs else sizes[:k]))
     # (less the last document's head: its type, NUL and the digits of its index n + k - 1)
     if k and whole - 2 - len(str(n + k - 1)) <= MAX_BATCH_BYTES:
         batch += taken
@@ -337,6 +339,9 @@ def _heads_bytes(start: int, stop: int) -> int:
 
 _TENS = 10 ** np.arange(1, 19, dtype=np.int64)  # an index past each is one digit wider
 _HEADS = (3 + np.searchsorted(_TENS, np.arange(100_000), side="right")).astype(np.uint8)  # of the first indexes
+# _HEADS_UPTO[i]: the bytes of the heads of the array elements 0..i - 1 (``_heads_bytes(0, i)``), for batches
+# of up to 4,096 documents (a list of Python ints: read without a call or a NumPy scalar)
+_HEADS_UPTO = [0, *itertools.accumulate(2 + len(str(i)) for i in range(4096))]
 
 
 class ResumeTokens:

@@ -28,7 +28,7 @@ def _model(n, size, docs, end, max_bytes):
 
 
 @settings(max_examples=400, deadline=None)
-@given(n=st.integers(0, 1100), size=st.integers(0, 3000), lengths=st.lists(st.integers(5, 60), min_size=1, max_size=60),
+@given(n=st.integers(0, 1100) | st.integers(4030, 4200), size=st.integers(0, 3000), lengths=st.lists(st.integers(5, 60), min_size=1, max_size=60),
        limit=st.none() | st.integers(1, 80), sized=st.sampled_from(["array", "int", "none"]),
        max_bytes=st.integers(20, 6000))
 def test_a_run_takes_what_the_rule_document_by_document_takes(n, size, lengths, limit, sized, max_bytes):
@@ -55,3 +55,7 @@ def test_a_run_takes_what_the_rule_document_by_document_takes(n, size, lengths, 
 @given(start=st.integers(0, 200_000), count=st.integers(0, 2_000))
 def test_head_bytes_of_a_range_of_indexes(start, count):
     assert cursors._heads_bytes(start, start + count) == sum(2 + len(str(i)) for i in range(start, start + count))
+
+
+def test_the_table_of_head_totals_is_the_head_bytes_from_zero():
+    assert all(cursors._HEADS_UPTO[i] == cursors._heads_bytes(0, i) for i in range(len(cursors._HEADS_UPTO)))
