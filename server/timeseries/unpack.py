@@ -9,7 +9,7 @@ documents as a generator. ``EXTRA_STAGES`` maps the stage names to factories for
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tidemark.protocol.errors import ErrorCode, MongoError
@@ -25,6 +25,24 @@ class UnpackSpec:
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] = ()
     user_facing: bool = False  # $_unpackBucket: a bucket with meta but no metaField is an error
+    # the stage's own explain entries (include|exclude, timeField, metaField?, bucketMaxSpanSeconds?), made
+    # once per spec (a spec is immutable and parsed once per view definition): every read on the view
+    # spreads them into its explain info (``view.read_source``), which is a new dict per read; the lists
+    # in it are shared and never changed (explain only encodes them)
+    explained: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        out: dict[str, Any] = {}
+        if self.include is not None:
+            out["include"] = list(self.include)
+        else:
+            out["exclude"] = list(self.exclude)
+        out["timeField"] = self.time_field
+        if self.meta_field is not None:
+            out["metaField"] = self.meta_field
+        if self.bucket_max_span_seconds is not None:
+            out["bucketMaxSpanSeconds"] = self.bucket_max_span_seconds
+        object.__setattr__(self, "explained", out)  # (frozen: set once, here)
 
     def apply(self, buckets: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         fields = self.include
@@ -37,20 +55,6 @@ class UnpackSpec:
                     for name in self.exclude:
                         measurement.pop(name, None)
                 yield measurement
-
-    def explain(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.include is not None:
-            out["include"] = list(self.include)
-        else:
-            out["exclude"] = list(self.exclude)
-        out["timeField"] = self.time_field
-        if self.meta_field is not None:
-            out["metaField"] = self.meta_field
-        if self.bucket_max_span_seconds is not None:
-            out["bucketMaxSpanSeconds"] = self.bucket_max_span_seconds
-        return out
-
 
 # id(spec) -> (spec, its UnpackSpec): a time-series view's stage is the same object in every read while
 # its resolution is reused (``core.namespace``: one per catalog generation), so it is parsed once per

@@ -128,7 +128,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         fields = None if known[1] is None else {*known[1], *rest_fields}
     else:
         fields = _fields_read(shape, nodes, rest_fields)
-    info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explain(),
+    info: dict[str, Any] = {"stage": "$_internalUnpackBucket", **spec.explained,
                             "bucketFilter": bfilter.mql,
                             "shownBucketFilter": bfilter.shown_of,  # 7.0's form, for explain's plan (rendered)
                             "eventFilter": ([user_pipeline[0]["$match"]] if n_nodes == 1  # (no comprehension: the usual one)

@@ -38,7 +38,7 @@ def test_internal_unpack_include_and_exclude():
     spec = parse_internal_unpack({"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 3600,
                                   "exclude": ["v"]})
     assert list(spec.apply([BUCKET])) == [{"t": T0, "m": {"a": 1}}, {"t": T0, "m": {"a": 1}}]
-    assert spec.explain()["exclude"] == ["v"]
+    assert spec.explained["exclude"] == ["v"]
     spec = parse_internal_unpack({"timeField": "t", "include": ["v"]})
     assert list(spec.apply([BUCKET])) == [{}, {"v": 5}]
     with pytest.raises(MongoError) as info:
