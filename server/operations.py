@@ -33,7 +33,7 @@ from tidemark.auth.names import ANYONE, visible_to
 from tidemark.auth.redaction import redact_command
 from tidemark.protocol.errors import ErrorCode, MongoError
 from tidemark.query.interrupt import TICKS_PER_CHECK
-from tidemark.scheduler import checkpoint, released
+from tidemark.scheduler import checkpoint, released, thread_state
 
 T = TypeVar("T")
 
@@ -112,8 +112,10 @@ class Operation:
 
     def check(self) -> None:
         """Raise 11601 (or the kill code) once killed, 50 once past the deadline. On a pool thread,
-        first the scheduler's preemption point (may wait for a run token: ``tidemark.scheduler``)."""
-        checkpoint()
+        first the scheduler's preemption point (may wait for a run token: ``tidemark.scheduler``), once
+        it has anything to do on this thread (``due``: not a call per check on the event loop)."""
+        if time.monotonic() >= thread_state.due:
+            checkpoint()
         if self.killed:
             if self.killed == ErrorCode.InterruptedAtShutdown:
                 raise MongoError(ErrorCode.InterruptedAtShutdown, "interrupted at shutdown")

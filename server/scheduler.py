@@ -55,6 +55,7 @@ Data and threading only: no asyncio, nothing of the server above it.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -74,9 +75,16 @@ class _Local(threading.local):
 
     job: _Job | None = None
     inline: _Inline | None = None  # the event loop's thread, during RunScheduler.run_inline
+    # The monotonic time before which :func:`checkpoint` has nothing to do on this thread (``Operation.check``
+    # calls it from then on, so that most checks make no call of it): never on a thread running neither
+    # a job nor an inline run; always in a job (its rule reads the job's token and queues); during an
+    # inline run, when its budget may have been spent (``_Inline.until``: the one place it is kept).
+    due: float = math.inf
 
 
 _local = _Local()
+# This thread's state as ``Operation.check`` reads it (``due``: whether to call :func:`checkpoint`)
+thread_state = _local
 
 
 class MoveToPool(BaseException):  # noqa: N818 - a control-flow signal, not an error
@@ -124,7 +132,7 @@ class _Inline:
         rest = self.cpu_until - time.thread_time()
         if rest <= 0 or now >= self.wall_until:
             return True
-        self.until = min(now + rest, self.wall_until)
+        self.until = _local.due = min(now + rest, self.wall_until)
         return False
 
 
@@ -192,10 +200,13 @@ class RunScheduler:
         job = _Job(self, op)
         self._acquire(job, preempted=False)
         _local.job = job
+        outer_due = _local.due
+        _local.due = -math.inf
         try:
             return fn()
         finally:
             _local.job = outer
+            _local.due = outer_due
             if job.holding:
                 self._release(job)
 
@@ -216,7 +227,8 @@ class RunScheduler:
         inline = _local.inline = _Inline()
         inline.gil_free = False
         now = time.monotonic()
-        inline.until = now + budget
+        outer_due = _local.due
+        inline.until = _local.due = now + budget
         inline.wall_until = now + budget * INLINE_WALL_FACTOR
         inline.cpu_until = time.thread_time() + budget
         moved = False
@@ -230,6 +242,7 @@ class RunScheduler:
             raise
         finally:
             _local.inline = outer
+            _local.due = outer_due
             if not moved:
                 self.inline_runs += 1
 
@@ -419,7 +432,7 @@ def _check_interrupted(op: Any) -> None:
 
 
 def checkpoint() -> None:
-    """The preemption point, called by ``Operation.check``: on a pool thread whose job has held its
+    """The preemption point, called by ``Operation.check`` (from ``_local.due`` on): on a pool thread whose job has held its
     token for a quantum while others wait (and holds no read transaction), give the token to the next
     waiter and wait for it to come back. During an inline run past its budget: raise
     :class:`MoveToPool`. Anywhere else: nothing (a dictionary look-up)."""
