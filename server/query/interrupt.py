@@ -65,6 +65,16 @@ def check() -> None:
         op.check()
 
 
+def check_through(item: T) -> T:
+    """:func:`check`, then ``item`` as it is: ``map(check_through, chunks)`` is ``chunks`` with a check
+    before each chunk is handed on (no generator: one call per chunk; the operation is looked up per
+    chunk, as a cursor's iterator resumes under each getMore's operation)."""
+    op = _CURRENT.get()
+    if op is not None:
+        op.check()
+    return item
+
+
 def tick(units: int = 1) -> None:
     """Count ``units`` of work; every ``TICKS_PER_CHECK`` of them, :func:`check`."""
     op = _CURRENT.get()

@@ -25,7 +25,6 @@ from typing import Any
 from bson.errors import InvalidDocument
 
 from tidemark.protocol.codec import EncodedRun, decode_all, encode
-from tidemark.query import interrupt
 from tidemark.query import plan as planner
 from tidemark.query.access_path import Plan
 from tidemark.query.collation import parse_collation
@@ -33,6 +32,7 @@ from tidemark.query.collation import same as same_collation
 from tidemark.query.index_bounds import FieldBounds, extract_bounds
 from tidemark.query.index_keys import key_fields
 from tidemark.query.index_kinds import is_special
+from tidemark.query.interrupt import check_through
 from tidemark.query.match import And, compile_node
 from tidemark.query.match_ast import AlwaysTrue
 from tidemark.query.parsed_match import parsed
@@ -162,7 +162,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     if grouped is not None and topk is not None:
         info["newestFirst"] = topk
         # the planned group answers again in the generic order where the newest-first one could differ
-        in_order = (grouped, lambda: _interruptible(_buckets_in_order(server, ns, spec, bfilter, info, predicate)))
+        in_order = (grouped, lambda: map(check_through, _buckets_in_order(server, ns, spec, bfilter, info, predicate)))
         grouped = newest_order.order_checked(grouped)
         grouped.topk = columnar.TopK(topk, span * 1000)
         buckets = scan.newest_first(server, ns, spec.time_field, bfilter.hi_s, info, predicate,
@@ -191,7 +191,7 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
         else:
             buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate)
         rest = remaining[timed.shape.consumed:]
-        return (_time_sorted_top(_interruptible(buckets), timed, spec, event_filter, fields, info, column_filter,
+        return (_time_sorted_top(map(check_through, buckets), timed, spec, event_filter, fields, info, column_filter,
                                  raw and not rest),
                 rest, info)
     elif plan is not None:
@@ -201,7 +201,9 @@ def read_source(server: Any, db: str, view_doc: dict[str, Any], user_pipeline: l
     else:  # the collection scan: backward for a {$natural: -1} hint (buckets last to first, as mongod)
         backward = isinstance(hint, dict) and isinstance(hint.get("$natural"), int | float) and hint["$natural"] < 0
         buckets = _buckets_in_order(server, ns, spec, bfilter, info, predicate, reverse=backward)
-    buckets = _interruptible(buckets)
+    # a check per chunk of buckets (empty chunks too: a scan whose buckets the predicate rejects still
+    # notices), as each is taken (no generator frame per chunk)
+    buckets = map(check_through, buckets)
     if counting is not None:
         info["counted"] = True
         info["countSteps"] = counting.steps  # (explain_shape shows them where they stood)
@@ -494,15 +496,6 @@ class EventFilter:
         if self._predicate is None:
             self._predicate = compile_node(self._node, variables=self._variables, collation=self._collation)
         return self._predicate
-
-
-def _interruptible(chunks: Iterator[list[Any]]) -> Iterator[list[Any]]:
-    """A check per chunk of buckets (empty chunks too: a scan whose buckets the predicate rejects
-    still notices); the operation is looked up each time, as a cursor's generator resumes under each
-    getMore's operation."""
-    for chunk in chunks:
-        interrupt.check()
-        yield chunk
 
 
 _SPENT: Iterator[Any] = iter(())  # a read's measurements once its group answered them: none (shared)
