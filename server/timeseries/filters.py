@@ -742,7 +742,7 @@ class _AllOf:
         for p in self.predicates:
             if not views:
                 break
-            views = p.select(views) if type(p) in _SELECTING else [view for view in views if p(view)]
+            views = p.select(views) if type(p) in SELECTING else [view for view in views if p(view)]
         return views
 
 
@@ -751,7 +751,7 @@ def kept(predicate: Any, views: list[Any]) -> list[Any]:
     chunk for predicates that decide many buckets at once (``select``), else one per bucket."""
     if predicate is None or not views:
         return views
-    if type(predicate) in _SELECTING:
+    if type(predicate) in SELECTING:
         chosen: list[Any] = predicate.select(views)
         return chosen
     return [view for view in views if predicate(view)]
@@ -794,7 +794,7 @@ class _OfHead:
 
 # the bucket predicates that decide a chunk of buckets at once (``select``): matched by type, no getattr
 # call (every read's chunk asks); any other predicate is a plain callable asked bucket by bucket
-_SELECTING = frozenset((_TimeBounds, _AllOf, _OfHead))
+SELECTING = frozenset((_TimeBounds, _AllOf, _OfHead))
 
 
 def _point_alternatives(node: Node) -> list[tuple[MetaPoint, ...]]:

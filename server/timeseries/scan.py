@@ -31,7 +31,7 @@ from tidemark.storage.records import clustered_rid
 from tidemark.timeseries import stored
 from tidemark.timeseries.bucketdoc import date_ms
 from tidemark.timeseries.bucketview import LiveBucket
-from tidemark.timeseries.filters import for_in_memory, kept, point_alternatives
+from tidemark.timeseries.filters import SELECTING, for_in_memory, kept, point_alternatives
 
 WRAP = 2**32
 
@@ -97,12 +97,18 @@ def _in_scan_order(stored_chunks: Iterable[list[Any]], live: dict[Any, Any], sta
     only until it is passed on (a view keeps the copies its reader made). Each stored chunk is taken as
     it is asked for (``map``: a read with nothing in memory, most of them, runs no generator)."""
     ids = set(live)  # (their stored versions are left out, whether the predicate keeps them or not)
+    # a predicate deciding a chunk at once (``select``: every bucket predicate of a time range or a meta
+    # filter) is asked straight, not through ``kept`` (a call per chunk); others, and None, through it
+    select = predicate.select if type(predicate) in SELECTING else None
 
     def taken(chunk: list[Any]) -> list[Any]:  # a stored chunk: the predicate's buckets, counted as scanned
         if ids:
             chunk = [view for view in chunk if view.id not in ids]
         scanned = len(chunk)
-        chunk = kept(predicate, chunk)
+        if select is None:
+            chunk = kept(predicate, chunk)
+        elif chunk:
+            chunk = select(chunk)
         if stats is not None:
             stats["bucketsScanned"] = stats.get("bucketsScanned", 0) + scanned
         return chunk
