@@ -47,7 +47,7 @@ def live_views(server: Any, ns: str, lo_s: int | None = None, hi_s: int | None =
     event loop for as long (the inline run moves to the pool only at a check). With nothing of ``ns`` in
     memory (the common read) the predicate's points are not worked out."""
     catalog = server.bucket_catalog
-    state = catalog.get(ns)
+    state = catalog.collections.get(ns)  # (the dict's own get: no ``BucketCatalog.get`` frame per read)
     if state is None or not state.live:
         return {}
     views = {}

@@ -20,6 +20,8 @@ T0 = dt.datetime(2024, 1, 1)
 
 
 class _NoLiveBuckets:
+    collections: dict = {}  # (read by scan.live_views: no collection has buckets in memory)
+
     def get(self, ns):
         return None
 
