@@ -339,8 +339,10 @@ class Dispatcher:
         elif type(target_db) is str:
             server.top.record(spec.name, cmd, target_db, elapsed)
             server.document_metrics.record(spec.name, reply, facts)
-        if (watching_at_start or server.profiler.should_look(elapsed * 1000)) and type(target_db) is str:
-            await server.profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
+        # (the profiler's cheap test, read here: the one place it is made; ``finish`` decides the rest)
+        profiler = server.profiler
+        if (watching_at_start or profiler.watching or elapsed * 1000 > profiler.slowms) and type(target_db) is str:
+            await profiler.finish(server, conn, target_db, spec.name if spec else name, cmd, reply,
                                          elapsed * 1000, facts)
         counts = server.command_counts.get(spec.name if spec is not None else "<UNKNOWN>")
         if counts is None:

@@ -4,8 +4,8 @@ Settings (``profile`` command, ``--slowms``): a level per database (0 off, 1 slo
 operations, 2 all), a filter per database (a query over the entry's fields; with a filter, ``slowms``
 and ``sampleRate`` are not used), and the server-wide ``slowms`` and ``sampleRate`` — as mongod 7.0.
 
-After every command dispatch calls :meth:`Profiler.watching` — two attribute reads, so nothing is
-spent while profiling is off and the command was fast. Only then :meth:`Profiler.finish` builds the
+After every command dispatch reads :attr:`Profiler.watching` and ``slowms`` — attribute reads, no
+call, so nothing is spent while profiling is off and the command was fast. Only then :meth:`Profiler.finish` builds the
 mongod-shaped entry (op, ns, command, keysExamined, docsExamined, nreturned, responseLength, millis,
 planSummary, ts, client, appName, user), logs it as "Slow query" (id 51803, the command truncated to
 10 KB the way mongod's log truncates attributes) and/or inserts it into ``<db>.system.profile``, a
@@ -257,10 +257,6 @@ class Profiler:
         self.watching = bool(self.default_level or any(self.levels.values()) or self.filters)
 
     # -- after each command ------------------------------------------------------------------------
-    def should_look(self, elapsed_ms: float) -> bool:
-        """The cheap test dispatch makes after every command."""
-        return self.watching or elapsed_ms > self.slowms
-
     async def finish(self, server, conn, db: str, name: str, cmd: dict, reply: dict, elapsed_ms: float,
                      facts: ReadFacts | list[ReadFacts] | None) -> None:
         """Log and/or profile one finished command, as mongod decides. Never raises: the command has
