@@ -192,9 +192,10 @@ def command_variables(cmd: dict, command: str) -> dict:
     (mongod's LegacyRuntimeConstants: mongos sends them to shards, and mongod takes them from any client
     of find, aggregate, update, delete and findAndModify), ``$$NOW`` is their ``localNow`` and
     ``$$CLUSTER_TIME`` their ``clusterTime`` unless null (Variables::setLegacyRuntimeConstants)."""
-    let = doc_arg(cmd, "let", command)
     if "runtimeConstants" not in cmd:
-        return evaluate_let(let)
+        # (most commands give neither: no doc_arg call for an absent let)
+        return evaluate_let(doc_arg(cmd, "let", command) if "let" in cmd else None)
+    let = doc_arg(cmd, "let", command)
     constants = doc_arg(cmd, "runtimeConstants", command)
     if constants is None:
         return evaluate_let(let)
