@@ -139,8 +139,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation,
                                   collection_uuid=collection_uuid, raw_ok=True, shape_checked=True)
         count_stages(result.target)
-        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
-        return budget.outer(result.docs), ctx.facts
+        facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+        return budget.outer(result.docs), facts  # (the local: ctx.facts is a property)
 
     return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
                               restartable=not writes)

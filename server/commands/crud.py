@@ -322,8 +322,8 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
             # where the plan gives the order (no sort runs), the scan notes each document's sort key
             # from this (C.plan_docs, at its first pull): the find's collation is known only now
             spec.meta.sort_keys = sort_mod.sort_key_array(spec.sort, spec.collation, spec.meta)
-        ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
-        ctx.facts.ends_after = _ends_after(spec, result)
+        facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, asked)
+        facts.ends_after = _ends_after(spec, result)  # (the local: ctx.facts is a property)
         docs = budget.outer(result.docs)
         if return_key or project is not None:
             # returnKey's documents hold the key alone: mongod's ReturnKeyStage drops the record id, so
@@ -335,7 +335,7 @@ async def find(ctx: CommandContext, cmd: dict) -> dict:
         if resume is not None:
             opened.append(docs)
             docs = resume.docs
-        return docs, ctx.facts
+        return docs, facts
 
     batch_size = spec.batch_size
     if spec.limit and (batch_size is None or batch_size > spec.limit) and spec.limit <= 101:
