@@ -292,11 +292,16 @@ def allow_disk_use_default(server: ServerState) -> bool:
 def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
               variables: dict | None = None, allow_disk_use: bool | None = None, ctx=None,
               collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
-              raw_ok: bool = False, nested: bool = False, shape_checked: bool = False) -> ReadResult:
+              raw_ok: bool = False, nested: bool = False, shape_checked: bool = False,
+              interrupt_checked: bool = False) -> ReadResult:
     """Documents of ``db.name`` (collection, view or time-series) after ``pipeline``.
 
     ``shape_checked``: the command passed ``pipeline`` through ``pipeline.check_shape`` (aggregate's
     parse): only the stages the read puts in front of it and the whole length are checked again.
+
+    ``interrupt_checked``: the caller checked the operation for interruption just before, in this job
+    (a cursor's ``open_docs``: ``cursors._open_and_fill``), so resolving ``db.name`` from the cache does
+    not check again.
 
     ``nested``: the read of a ``$lookup``/``$unionWith``/``$graphLookup`` target (its command checked
     the namespaces it involves already).
@@ -314,7 +319,7 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
     result, coll = _open_read(server, db, name, pipeline, hint=hint, variables=variables,
                               allow_disk_use=allow_disk_use, ctx=ctx, collation=collation, target=target,
                               collection_uuid=collection_uuid, raw_ok=raw_ok, nested=nested,
-                              shape_checked=shape_checked)
+                              shape_checked=shape_checked, interrupt_checked=interrupt_checked)
     # mongod optimizes the pipeline once it parsed all of it (a parse error of any stage comes first):
     # an invalid constant in a $match's $expr fails the read even when no document reaches it
     for stage in pipeline:
@@ -336,11 +341,12 @@ def open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, 
 def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *, hint: Any = None,
                variables: dict | None = None, allow_disk_use: bool = False, ctx=None,
                collation: dict | None = None, target: Any = None, collection_uuid: Any = None,
-               raw_ok: bool = False, nested: bool = False, shape_checked: bool = False) -> tuple[ReadResult, Any]:
+               raw_ok: bool = False, nested: bool = False, shape_checked: bool = False,
+               interrupt_checked: bool = False) -> tuple[ReadResult, Any]:
     """``open_read``'s work; also the collation the read runs with."""
     engine = server.engine
     if target is None or not target.followed or (target.db, target.name) != (db, name):
-        target = namespace.resolve(engine, db, name, collection_uuid=collection_uuid)
+        target = namespace.resolve(engine, db, name, collection_uuid=collection_uuid, checked=interrupt_checked)
     elif collection_uuid:
         with engine.read() as r:
             namespace.check_collection_uuid(r, target, collection_uuid)

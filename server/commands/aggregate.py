@@ -137,7 +137,8 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
             access.check_output_stage(ctx.server, db, pipeline)
         result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
                                   allow_disk_use=allow_disk, ctx=ctx, collation=collation,
-                                  collection_uuid=collection_uuid, raw_ok=True, shape_checked=True)
+                                  collection_uuid=collection_uuid, raw_ok=True, shape_checked=True,
+                                  interrupt_checked=True)  # (_open_and_fill checked the operation just before)
         count_stages(result.target)
         facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
         return budget.outer(result.docs), facts  # (the local: ctx.facts is a property)

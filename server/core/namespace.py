@@ -298,16 +298,20 @@ def _combined(chain: list[dict]) -> list[dict]:
     return pipeline
 
 
-def resolve(engine: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None) -> Namespace:
+def resolve(engine: Any, db: str, name: str, *, follow: bool = True, collection_uuid: Any = None,
+            checked: bool = False) -> Namespace:
     """``lookup`` in its own short read transaction — none while the catalog generation is the one the
     last resolution of ``db.name`` was read at (see ``_RESOLVED``); the interruption check a read
-    transaction makes (``engine.interrupt_check``: killOp, maxTimeMS) runs either way."""
+    transaction makes (``engine.interrupt_check``: killOp, maxTimeMS) runs either way, unless the
+    caller made it just before in the same job (``checked``: a cursor's first read, after
+    ``cursors._open_and_fill``'s check; three calls per read)."""
     if collection_uuid is None:
         hit = _RESOLVED.get((db, name, follow))
         if hit is not None and hit[0] is engine and hit[1] == engine.catalog_generation:
-            check = engine.interrupt_check
-            if check is not None:
-                check()
+            if not checked:
+                check = engine.interrupt_check
+                if check is not None:
+                    check()
             return hit[3]
     with engine.read() as r:
         return lookup(r, db, name, follow=follow, collection_uuid=collection_uuid)
