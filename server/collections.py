@@ -378,12 +378,18 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
     else:
         coll = C.effective_collation(collation, default)
     if not nested and (pipeline or resolved.pipeline):
-        _resolve_involved(server, db, coll, resolved.pipeline, pipeline)
+        direct = namespace.involved_namespaces(resolved.pipeline, pipeline)
+        if direct:  # (most pipelines read no other namespace: no call)
+            _resolve_involved(server, db, coll, direct)
     if resolved.ts_view is not None:
         # mongod's pipeline here is the view's $_internalUnpackBucket, the views' stages, then the read's:
         # its length limits count them all (the time-series planner reads stages before they are parsed)
-        whole = _front_stages(resolved) + list(pipeline) if type(pipeline) is list or isinstance(pipeline, list) \
-            else pipeline
+        implicit = 0
+        if shape_checked and not resolved.pipeline:
+            whole, implicit = pipeline, 1  # (the unpack in front: one stage, counted without a list made)
+        else:
+            whole = _front_stages(resolved) + list(pipeline) \
+                if type(pipeline) is list or isinstance(pipeline, list) else pipeline
         if shape_checked:  # (the read's own stages were checked: the views' and the whole length are left)
             if resolved.pipeline or len(pipeline) >= pipeline_mod.MAX_PIPELINE_LENGTH:
                 pipeline_mod.check_shape(resolved.pipeline, len(pipeline) + 1)  # (+1: the unpack stage)
@@ -415,7 +421,7 @@ def _open_read(server: ServerState, db: str, name: str, pipeline: list[dict], *,
             # (what the source leaves is a tail of the read's own stages, or stages it made)
             stages = pipeline_mod.parse_pipeline(remaining, pctx, shape_checked=shape_checked)
             out = pipeline_mod.chain(stages, docs)
-        pipeline_mod.check_expanded_length(whole)  # (once every stage has parsed)
+        pipeline_mod.check_expanded_length(whole, implicit)  # (once every stage has parsed)
         return ReadResult(out, None, remaining, {}, ts_info, ns, target=resolved,
                           stages=stages), coll
     full = resolved.pipeline + list(pipeline)
@@ -506,17 +512,14 @@ def _fetched_stage(docs: Iterator[dict], *, plan: Plan, flt: dict, whole: pipeli
     return fetched_matching(docs, plan, flt, whole.uncounted, variables=variables, collation=collation)
 
 
-def _resolve_involved(server: ServerState, db: str, collation: Any, *pipelines: list) -> None:
-    """mongod resolves every namespace a command's pipeline reads before running it
+def _resolve_involved(server: ServerState, db: str, collation: Any, direct: list[str]) -> None:
+    """``direct``: the namespaces a command's pipelines read (``namespace.involved_namespaces``, not
+    empty). mongod resolves every namespace a command's pipeline reads before running it
     (resolveInvolvedNamespaces): a view among them, or among the namespaces its own pipeline reads,
     that is too deep to resolve fails the command up front (165) instead of after the stages before
     it ran; a view the pipeline reads directly must have the pipeline's collation (167,
     collatorCompatibleWithPipeline; the views' own references were checked when they were defined).
-    Each name is resolved once (point lookups, cached per snapshot); nothing when the pipelines read
-    no other namespace."""
-    direct = namespace.involved_namespaces(*pipelines)
-    if not direct:
-        return
+    Each name is resolved once (point lookups, cached per snapshot)."""
     todo = list(direct)
     seen: set[str] = set()
     with server.engine.read() as r:
