@@ -114,34 +114,31 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
 
     counted: list[bool] = []
 
-    def count_stages(target: Any = None) -> None:
-        if not counted:  # (once: a restarted open_docs does not count again)
-            counted.append(True)
-            access.count_stages(ctx.server, pipeline, target)
-
     def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
         """The read, opened in the job that draws the first batch (cursor_reply). Without $out or
-        $merge it changes nothing but what it returns (``ctx.facts``, set again by each run):
-        restartable, so a short one runs inline on the event loop."""
+        $merge it changes nothing but what it returns (``ctx.facts``, set again by each run) and the
+        stage counters (ticked by the first run only): restartable, so a short one runs inline on
+        the event loop."""
+        facts = target = None
         if sessions is not None:
             pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
                                            allow_disk_use=allow_disk)
             docs = access.run_pipeline(pipeline[1:], sessions, pctx)
-            count_stages()
-            return budget.outer(docs), None
-        if name is None:
+        elif name is None:
             docs = _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
-            count_stages()
-            return budget.outer(docs), None
-        if writes:  # (a final $out or $merge: what it writes into is checked before the read)
-            access.check_output_stage(ctx.server, db, pipeline)
-        result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                                  allow_disk_use=allow_disk, ctx=ctx, collation=collation,
-                                  collection_uuid=collection_uuid, raw_ok=True, shape_checked=True,
-                                  interrupt_checked=True)  # (_open_and_fill checked the operation just before)
-        count_stages(result.target)
-        facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
-        return budget.outer(result.docs), facts  # (the local: ctx.facts is a property)
+        else:
+            if writes:  # (a final $out or $merge: what it writes into is checked before the read)
+                access.check_output_stage(ctx.server, db, pipeline)
+            result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
+                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation,
+                                      collection_uuid=collection_uuid, raw_ok=True, shape_checked=True,
+                                      interrupt_checked=True)  # (_open_and_fill checked the operation just before)
+            docs, target = result.docs, result.target
+            facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)  # (a local: a property)
+        if not counted:  # (once the read opened; once: a restarted open_docs does not count again)
+            counted.append(True)
+            access.count_stages(ctx.server, pipeline, target)
+        return budget.outer(docs), facts
 
     return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
                               restartable=not writes)
