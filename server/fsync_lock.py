@@ -28,19 +28,6 @@ WRITE_COMMANDS = frozenset({
 })
 
 
-def is_write(name: str, cmd: dict) -> bool:
-    """Whether the command writes: a write command, or an aggregate ending in ``$out``/``$merge``."""
-    if name in WRITE_COMMANDS:
-        return True
-    if name == "aggregate" and "pipeline" in cmd:  # (type tests first: no call for the usual list of dicts)
-        pipeline = cmd["pipeline"]
-        if (type(pipeline) is list or isinstance(pipeline, list)) and pipeline:
-            last = pipeline[-1]
-            if type(last) is dict or isinstance(last, dict):
-                return "$out" in last or "$merge" in last
-    return False
-
-
 class FsyncLock:
     """The process's fsync lock count, the event writers wait on and the number of write commands
     running (event-loop thread only). Taking the lock waits for the running writes to finish, as

@@ -65,84 +65,93 @@ async def aggregate(ctx: CommandContext, cmd: dict) -> dict:
     for stage in pipeline:  # (each a one-field object: check_shape; a loop, no call per stage)
         if "$out" in stage or "$merge" in stage:
             writes = True
-    db = ctx.db
-    let = C.command_variables(cmd, "aggregate")
-    # (an option the command does not give costs a look-up, not a call: most give none of these)
-    collation = C.collation_arg(cmd, "aggregate") if "collation" in cmd else None
-    allow_disk = cmd.get("allowDiskUse")  # an optionalBool: a bool, or absent (parse_aggregate checked it)
-    if allow_disk is None:
-        allow_disk = access.allow_disk_use_default(ctx.server)
-    cursor = cmd.get("cursor")  # (a document when given: parse_aggregate checked it)
-    batch_size = C.int_arg(cursor, "batchSize", "aggregate.cursor") if cursor and "batchSize" in cursor else None
-    if batch_size is not None and batch_size < 0:
-        raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
-    max_time = C.int_arg(cmd, "maxTimeMS", "aggregate") if "maxTimeMS" in cmd else None
-    collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate") if "collectionUUID" in cmd else None
-    if type(target) is str:
-        C.check_collection_name(db, target)
-        if pipeline and "$documents" in pipeline[0]:  # (each stage an object: check_shape)
-            # mongod's validateTopLevelPipeline: a first stage independent of any collection needs
-            # {aggregate: 1} (a misplaced one fails 40602 when the pipeline parses).
-            raise MongoError(ErrorCode.InvalidNamespace, "'$documents' can only be run with {aggregate: 1}")
-        name = target
-        ns = C.ns_of(db, name)
-    else:
-        name = None
-        ns = f"{db}.$cmd.aggregate"
-    if "explain" in cmd and cmd["explain"]:
-        # (the explain family builds on this one: imported here, where the one cycle is broken)
-        from tidemark.commands.explain import explain_aggregate
-        return await explain_aggregate(ctx, db, name, pipeline, cmd, "queryPlanner")
-
-    budget = access.TimeBudget(max_time)
-    ts_out = None
-    if pipeline and "$out" in pipeline[-1]:  # one hop only for $out
-        ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
-    if ts_out is not None:  # $out writing a time-series collection: measurements go through the loop
-        def results():
-            if name is None:
-                return list(budget.outer(_db_level(ctx.server, db, pipeline[:-1], let, allow_disk, collation,
-                                                   ctx.conn)))
-            result = access.open_read(ctx.server, db, name, pipeline[:-1], hint=cmd.get("hint"), variables=let,
-                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation,
-                                      collection_uuid=collection_uuid)
-            ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
-            return list(budget.outer(result.docs))
-
-        await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
-        return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
-
-    counted: list[bool] = []
-
-    def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
-        """The read, opened in the job that draws the first batch (cursor_reply). Without $out or
-        $merge it changes nothing but what it returns (``ctx.facts``, set again by each run) and the
-        stage counters (ticked by the first run only): restartable, so a short one runs inline on
-        the event loop."""
-        facts = target = None
-        if sessions is not None:
-            pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
-                                           allow_disk_use=allow_disk)
-            docs = access.run_pipeline(pipeline[1:], sessions, pctx)
-        elif name is None:
-            docs = _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
+    # The fsync lock holds back a writing aggregate (a $out or $merge: mongod's global lock in write
+    # mode), as dispatch holds back the write commands; a read goes on (no call for it).
+    gate = ctx.server.fsync_lock if writes else None
+    if gate is not None:
+        await gate.enter(ctx.op)
+    try:
+        db = ctx.db
+        let = C.command_variables(cmd, "aggregate")
+        # (an option the command does not give costs a look-up, not a call: most give none of these)
+        collation = C.collation_arg(cmd, "aggregate") if "collation" in cmd else None
+        allow_disk = cmd.get("allowDiskUse")  # an optionalBool: a bool, or absent (parse_aggregate checked it)
+        if allow_disk is None:
+            allow_disk = access.allow_disk_use_default(ctx.server)
+        cursor = cmd.get("cursor")  # (a document when given: parse_aggregate checked it)
+        batch_size = C.int_arg(cursor, "batchSize", "aggregate.cursor") if cursor and "batchSize" in cursor else None
+        if batch_size is not None and batch_size < 0:
+            raise MongoError(ErrorCode.BadValue, "batchSize must be non-negative")
+        max_time = C.int_arg(cmd, "maxTimeMS", "aggregate") if "maxTimeMS" in cmd else None
+        collection_uuid = namespace.collection_uuid_arg(cmd, "aggregate") if "collectionUUID" in cmd else None
+        if type(target) is str:
+            C.check_collection_name(db, target)
+            if pipeline and "$documents" in pipeline[0]:  # (each stage an object: check_shape)
+                # mongod's validateTopLevelPipeline: a first stage independent of any collection needs
+                # {aggregate: 1} (a misplaced one fails 40602 when the pipeline parses).
+                raise MongoError(ErrorCode.InvalidNamespace, "'$documents' can only be run with {aggregate: 1}")
+            name = target
+            ns = C.ns_of(db, name)
         else:
-            if writes:  # (a final $out or $merge: what it writes into is checked before the read)
-                access.check_output_stage(ctx.server, db, pipeline)
-            result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
-                                      allow_disk_use=allow_disk, ctx=ctx, collation=collation,
-                                      collection_uuid=collection_uuid, raw_ok=True, shape_checked=True,
-                                      interrupt_checked=True)  # (_open_and_fill checked the operation just before)
-            docs, target = result.docs, result.target
-            facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)  # (a local: a property)
-        if not counted:  # (once the read opened; once: a restarted open_docs does not count again)
-            counted.append(True)
-            access.count_stages(ctx.server, pipeline, target)
-        return budget.outer(docs), facts
+            name = None
+            ns = f"{db}.$cmd.aggregate"
+        if "explain" in cmd and cmd["explain"]:
+            # (the explain family builds on this one: imported here, where the one cycle is broken)
+            from tidemark.commands.explain import explain_aggregate
+            return await explain_aggregate(ctx, db, name, pipeline, cmd, "queryPlanner")
 
-    return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
-                              restartable=not writes)
+        budget = access.TimeBudget(max_time)
+        ts_out = None
+        if pipeline and "$out" in pipeline[-1]:  # one hop only for $out
+            ts_out = await ctx.run_blocking(write_stages.timeseries_out_plan, ctx.server, db, pipeline)
+        if ts_out is not None:  # $out writing a time-series collection: measurements go through the loop
+            def results():
+                if name is None:
+                    return list(budget.outer(_db_level(ctx.server, db, pipeline[:-1], let, allow_disk, collation,
+                                                       ctx.conn)))
+                result = access.open_read(ctx.server, db, name, pipeline[:-1], hint=cmd.get("hint"), variables=let,
+                                          allow_disk_use=allow_disk, ctx=ctx, collation=collation,
+                                          collection_uuid=collection_uuid)
+                ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)
+                return list(budget.outer(result.docs))
 
+            await timeseries_out.out_timeseries(ctx, ts_out, await ctx.run_blocking(results))
+            return await cursor_reply(ctx, ns, iter(()), batch_size, False, first=True, facts=ctx.facts)
+
+        counted: list[bool] = []
+
+        def open_docs() -> tuple[Iterator[Any], ReadFacts | None]:
+            """The read, opened in the job that draws the first batch (cursor_reply). Without $out or
+            $merge it changes nothing but what it returns (``ctx.facts``, set again by each run) and the
+            stage counters (ticked by the first run only): restartable, so a short one runs inline on
+            the event loop."""
+            facts = target = None
+            if sessions is not None:
+                pctx = access.pipeline_context(ctx.server, db, "$cmd.aggregate", variables=let,
+                                               allow_disk_use=allow_disk)
+                docs = access.run_pipeline(pipeline[1:], sessions, pctx)
+            elif name is None:
+                docs = _db_level(ctx.server, db, pipeline, let, allow_disk, collation, ctx.conn)
+            else:
+                if writes:  # (a final $out or $merge: what it writes into is checked before the read)
+                    access.check_output_stage(ctx.server, db, pipeline)
+                result = access.open_read(ctx.server, db, name, pipeline, hint=cmd.get("hint"), variables=let,
+                                          allow_disk_use=allow_disk, ctx=ctx, collation=collation,
+                                          collection_uuid=collection_uuid, raw_ok=True, shape_checked=True,
+                                          interrupt_checked=True)  # (_open_and_fill checked the operation just before)
+                docs, target = result.docs, result.target
+                facts = ctx.facts = ReadFacts(result.plan, result.stats, result.ts_info, cmd)  # (a local: a property)
+            if not counted:  # (once the read opened; once: a restarted open_docs does not count again)
+                counted.append(True)
+                access.count_stages(ctx.server, pipeline, target)
+            return budget.outer(docs), facts
+
+        return await cursor_reply(ctx, ns, None, batch_size, False, first=True, open_docs=open_docs,
+                                  restartable=not writes)
+
+    finally:
+        if gate is not None:
+            gate.exit()
 
 def _db_level(server: ServerState, db: str, pipeline: list[dict], let, allow_disk, collation=None, conn=None) -> Iterator[dict]:
     """``aggregate: 1``: the pipeline (its shape checked by ``parse_aggregate``) must start with a stage
