@@ -65,10 +65,11 @@ __all__ = [
 
 
 def compile_filter(filter: Mapping | None, *, variables: Mapping | None = None,
-                   collation: Any = None) -> Callable[[dict], bool]:
+                   collation: Any = None, no_where: bool = False) -> Callable[[dict], bool]:
     """Parse and compile ``filter`` into ``fn(doc) -> bool`` (raises MongoError when invalid);
-    ``collation``: a ``collation.Collation`` or None (simple)."""
-    return compile_node(parse_filter(filter), variables=variables, collation=collation)
+    ``collation``: a ``collation.Collation`` or None (simple); ``no_where``: ``parse_filter``'s (an
+    aggregation's ``$match``: ``$where`` refused, without a ``where_not_allowed()`` block's calls)."""
+    return compile_node(parse_filter(filter, no_where=no_where), variables=variables, collation=collation)
 
 
 def compile_value_predicate(ops: Mapping, collation: Any = None) -> Callable[[Any], bool]:

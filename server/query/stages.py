@@ -32,7 +32,6 @@ from tidemark.query.expr_base import (
 )
 from tidemark.query.expressions import compile_expression
 from tidemark.query.match import compile_filter
-from tidemark.query.match_parse import where_not_allowed
 from tidemark.query.pipeline import PipelineContext, Stage
 from tidemark.query.project import EXPRESSION_NAMES, compile_projection, is_expression_object
 from tidemark.query.sort import parse_sort as parse_sort_spec
@@ -45,8 +44,7 @@ from tidemark.query.values import MISSING
 def parse_match(spec: Any, ctx: PipelineContext) -> Stage:
     if not isinstance(spec, dict):
         raise MongoError(15959, "the match filter must be an expression in an object")
-    with where_not_allowed():
-        pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation)
+    pred = compile_filter(spec, variables=ctx.variables, collation=ctx.collation, no_where=True)
 
     def apply(docs):
         return (d for d in docs if pred(d))
