@@ -80,19 +80,9 @@ def compile_node(node: Node, *, variables: Mapping | None = None, collation: Any
     ``collation`` (``collation.Collation``, None = simple) orders strings in comparisons, ``$in``,
     ``$all`` and ``$expr``; regexes, ``$type`` and ``$jsonSchema`` ignore it, as in mongod."""
     kind = type(node)
-    if kind in _VALUE_LEAVES:  # a value node on a path; it reads no variable: no compiler to make
-        # (its predicate made here, an $in's straight — a time-series read's meta filter, the usual
-        # leaf compiled alone —: no frames of dispatch between)
-        leaf: Any = node  # (read through an Any: no typing.cast call)
-        vp = in_predicate(leaf.values, leaf.regexes, collation) if kind is In else _value_predicate(leaf, collation)
-        general = _on_path(leaf.path, vp, expand=True)
-        if kind is Cmp and (collation is None or type(leaf.value) is not str):
-            return _fast_top_level_cmp(leaf, general) or general
-        return general
+    if kind is Cmp or kind is In or kind is Regex or kind is Type or kind is Mod or kind is Bits:
+        return _value_leaf(node, collation)  # (a leaf reads no variable: no compiler to make)
     return _Compiler(variables, collation).compile(node)
-
-
-_VALUE_LEAVES = frozenset((Cmp, In, Regex, Type, Mod, Bits))  # (compile_node's leaves)
 
 
 def _value_predicate(node: Node, collation: Any) -> Predicate:
@@ -111,6 +101,14 @@ def _value_predicate(node: Node, collation: Any) -> Predicate:
     if type(node) is All:  # only reached inside a value-form $elemMatch, where the element is the value
         return _all_of(_all_member_predicates(node, collation))
     raise TypeError(f"not a value node: {node!r}")
+
+
+def _value_leaf(node: Any, collation: Any) -> Predicate:
+    """The predicate of a value node on a path (``Cmp``, ``In``, ``Regex``, ``Type``, ``Mod``, ``Bits``)."""
+    general = _on_path(node.path, _value_predicate(node, collation), expand=True)
+    if type(node) is Cmp and (collation is None or type(node.value) is not str):
+        return _fast_top_level_cmp(node, general) or general
+    return general
 
 
 class _Compiler:
@@ -162,10 +160,8 @@ class _Compiler:
         if type(node) is All:  # each member may be matched by a different element: a conjunction of paths
             return _all_of([_on_path(node.path, p, expand=True)
                             for p in _all_member_predicates(node, self.collation)])
-        # what is left is a value node on a path (compile_node's leaf; anything else is refused)
-        if type(node) not in _VALUE_LEAVES:
-            raise TypeError(f"not a value node: {node!r}")
-        return compile_node(node, collation=self.collation)
+        # what is left is a value node on a path (_value_predicate refuses anything else)
+        return _value_leaf(node, self.collation)
 
     def _compile_each(self, nodes: list[Cmp]) -> list[Predicate]:
         return [self.compile(n) for n in nodes]
